@@ -1,0 +1,138 @@
+"""``solve``: one entry point, one signature, every solver behind it."""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from . import dense, greedy, ilp
+from ._validate import Items, Problem, active_items, validate
+from .solution import Solution
+
+__all__ = ["solve", "SOLVERS", "choose_solver"]
+
+Kernel = Callable[[Items, "int | None"], "tuple[np.ndarray, dict[str, Any]]"]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    kernel: Kernel
+    exact: bool
+    unquantised: bool  # accepts scale=None
+
+
+_REGISTRY: dict[str, _Spec] = {
+    "greedy": _Spec(greedy.solve_greedy, exact=False, unquantised=False),
+    "ilp": _Spec(ilp.solve_ilp, exact=True, unquantised=True),
+    "dp": _Spec(dense.solve_dp, exact=True, unquantised=False),
+    "hirschberg": _Spec(dense.solve_hirschberg, exact=True, unquantised=False),
+}
+
+#: Names accepted by ``solve(..., solver=...)``.
+SOLVERS: tuple[str, ...] = (*_REGISTRY, "auto")
+
+#: "auto" uses the full bit table while it is at most this large.
+AUTO_DP_BYTES = 64 << 20
+
+
+def choose_solver(problem: Problem, items: Items) -> str:
+    """The rule behind ``solver="auto"``.
+
+    The bit-table ``dp`` while its table (one bit per item and useful capacity)
+    is at most ``AUTO_DP_BYTES``, since it does one pass per item; the two-row
+    ``hirschberg`` above that, since it needs O(W + n) memory at a small
+    constant factor more time.
+    """
+    if items.weights.size == 0:
+        return "dp"
+    if dense.dp_bytes(items) <= AUTO_DP_BYTES:
+        return "dp"
+    return "hirschberg"
+
+
+def solve(
+    memory: Sequence[float] | np.ndarray,
+    runtimes: Sequence[float] | np.ndarray,
+    max_memory: float,
+    *,
+    solver: str = "auto",
+    scale: float | None = 10_000,
+    memory_limit: int | None = None,
+) -> Solution:
+    """Choose which activations to save so the saved runtime is maximal within a budget.
+
+    Parameters
+    ----------
+    memory : sequence of float
+        Memory of each candidate activation (any unit; PyTorch normalises it).
+        Finite and >= 0.
+    runtimes : sequence of float
+        Runtime saved by keeping each activation. Items with runtime <= 0 are
+        never saved.
+    max_memory : float
+        The budget, in the units of ``memory``.
+    solver : str
+        One of :data:`SOLVERS`. ``"auto"`` (the default) picks an exact solver
+        by instance; see :func:`choose_solver`.
+    scale : float or None
+        Weights are ``round(memory * scale)`` and the capacity
+        ``round(max_memory * scale)``, as in PyTorch (10,000).
+    memory_limit : int, optional
+        Bytes the solver may allocate. It raises :class:`SolverMemoryError`
+        before allocating when its estimate exceeds this, or the memory
+        available to the process.
+
+    Returns
+    -------
+    Solution
+
+    Raises
+    ------
+    ValueError
+        On malformed input, naming the offending index or value.
+    SolverMemoryError
+        When the solve would not fit in memory.
+
+    Examples
+    --------
+    >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5)
+    >>> s.value, s.saved, s.recomputed
+    (5.0, [0, 1], [2])
+    """
+    if solver not in SOLVERS:
+        raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)) or memory_limit < 0):
+        raise ValueError(f"memory_limit must be a number of bytes >= 0, got {memory_limit!r}")
+    problem = validate(memory, runtimes, max_memory, scale)
+    quantised = problem.scale is not None
+    if solver != "auto" and not quantised and not _REGISTRY[solver].unquantised:
+        unq = [k for k, s in _REGISTRY.items() if s.unquantised]
+        raise ValueError(
+            f"solver {solver!r} needs quantised weights (scale=None is accepted by {', '.join(unq + ['auto'])})"
+        )
+    start = time.perf_counter()
+    items = active_items(problem, quantised=quantised)
+    name = choose_solver(problem, items) if solver == "auto" else solver
+    chosen, stats = _REGISTRY[name].kernel(items, memory_limit)
+    seconds = time.perf_counter() - start
+    return _solution(problem, items, chosen, name, {**stats, "seconds": seconds})
+
+
+def _solution(problem: Problem, items: Items, chosen: np.ndarray, name: str, stats: dict[str, Any]) -> Solution:
+    saved_mask = np.zeros(problem.n, dtype=bool)
+    saved_mask[items.forced] = True
+    saved_mask[items.index[chosen]] = True
+    saved = np.flatnonzero(saved_mask)
+    value = math.fsum(problem.runtimes[saved].tolist())
+    stats.setdefault("capacity", problem.capacity)
+    return Solution(
+        value=float(value),
+        saved=saved.tolist(),
+        recomputed=np.flatnonzero(~saved_mask).tolist(),
+        solver=name,
+        stats=stats,
+    )

@@ -1,0 +1,55 @@
+"""Exact 0/1 knapsack as a mixed-integer program, solved by SciPy's HiGHS.
+
+PyTorch's ``ilp_knapsack`` calls :func:`scipy.optimize.milp` with its default
+tolerances (a relative MIP gap of 1e-4), so it stops early: 4157063 instead of
+4157069 on an uncorrelated n=1000 instance. Here the gap is set to zero and the
+weights are the quantised integers, so the value is the optimum.
+
+The set returned is *an* optimal set: HiGHS breaks ties its own way, not by
+dp_knapsack's lowest-index rule. Time: exponential in the worst case
+(branch and bound), fast in practice. Needs the ``ilp`` extra (SciPy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._validate import Items
+
+__all__ = ["solve_ilp", "milp_select"]
+
+
+def milp_select(weights: np.ndarray, values: np.ndarray, capacity: float, *, exact: bool = True) -> np.ndarray:
+    """Boolean mask of an optimal selection; ``exact=False`` is PyTorch's call."""
+    try:
+        from scipy.optimize import Bounds, LinearConstraint, milp
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "solver 'ilp' needs SciPy: pip install 'remat-knapsack[ilp]'"
+        ) from None
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=bool)
+    options = {"mip_rel_gap": 0.0, "presolve": True} if exact else {}
+    res = milp(
+        c=-np.asarray(values, dtype=np.float64),
+        constraints=[LinearConstraint(np.asarray(weights, dtype=np.float64)[None, :], ub=capacity)],
+        integrality=np.ones(n),
+        bounds=Bounds(0, 1),
+        options=options,
+    )
+    if res.x is None:
+        raise RuntimeError(f"SciPy milp failed: {res.message}")
+    return np.asarray(res.x) > 0.5
+
+
+def solve_ilp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """HiGHS with a zero MIP gap; returns chosen positions and stats."""
+    mask = milp_select(items.weights, items.values, float(items.capacity))
+    chosen = np.flatnonzero(mask)
+    # Guard against tolerance leaks: the chosen weight must fit exactly.
+    if items.weights[chosen].sum() > items.capacity:
+        raise RuntimeError("SciPy milp returned a selection over the capacity")
+    return chosen, {"peak_bytes": None}  # HiGHS allocates out of our sight

@@ -1,0 +1,385 @@
+"""torch.compile integration: our solvers inside PyTorch's activation-memory-budget partitioner.
+
+This is the only module of the package that imports torch; ``import remat_knapsack``
+never does. It needs a PyTorch with the ``CustomKnapsackSolver`` hook
+(:data:`MIN_TORCH`); on an older one :class:`KnapsackSolver`, :func:`install` and
+:func:`use_solver` raise :class:`UnsupportedTorchError` naming that version.
+
+How PyTorch calls a knapsack solver
+-----------------------------------
+With ``torch._functorch.config.activation_memory_budget`` below 1, the min-cut
+partitioner's ``choose_saved_values_set`` builds one 0/1 knapsack per joint graph:
+one item per recomputable candidate activation, ``memory[i]`` its size normalised
+so that the budget fraction is the capacity, and ``runtimes[i] =
+estimate_runtime(node)`` (FLOPs by default, at least 1). It passes them to
+``_optimize_runtime_with_given_memory``, which dispatches on
+``activation_memory_budget_solver``. A ``CustomKnapsackSolver`` gets the memory,
+the graph and the candidate nodes but *not* the runtimes, and it is called under
+``no_dispatch()``, where the FLOP counter counts nothing (every estimate comes out
+as 1). So this module wraps ``_optimize_runtime_with_given_memory`` (a
+pass-through) to hand :class:`KnapsackSolver` the very runtimes PyTorch computed
+for its own solvers; plans stay comparable with PyTorch's ``"dp"``. The same
+wrapper feeds :func:`record_instances`, whichever solver is configured.
+
+>>> import torch                                               # doctest: +SKIP
+>>> from remat_knapsack.torch import use_solver                # doctest: +SKIP
+>>> torch._functorch.config.activation_memory_budget = 0.5     # doctest: +SKIP
+>>> with use_solver("auto") as solver:                         # doctest: +SKIP
+...     torch.compile(model)(x).sum().backward()
+>>> solver.history[-1].solution.saved                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+try:
+    import torch
+except ImportError as exc:  # pragma: no cover - exercised only without torch
+    raise ImportError(
+        "remat_knapsack.torch needs PyTorch: pip install 'remat-knapsack[torch]'"
+    ) from exc
+
+import torch._functorch.config as _fconfig
+import torch._functorch.partitioners as _partitioners
+
+from . import __version__
+from .api import SOLVERS, solve
+from .solution import Solution
+
+__all__ = [
+    "MIN_TORCH",
+    "KnapsackSolver",
+    "SolveRecord",
+    "UnsupportedTorchError",
+    "estimate_runtimes",
+    "install",
+    "read_instances",
+    "record_instances",
+    "use_solver",
+]
+
+#: First PyTorch release with ``CustomKnapsackSolver`` (pytorch/pytorch#171601).
+MIN_TORCH = "2.11"
+
+
+class UnsupportedTorchError(RuntimeError):
+    """The installed PyTorch has no custom knapsack solver hook."""
+
+
+def _find_hook() -> type | None:
+    try:  # where 2.13 keeps it
+        from torch._inductor.custom_graph_pass import CustomKnapsackSolver
+
+        return CustomKnapsackSolver
+    except ImportError:
+        pass
+    try:  # where it first landed
+        from torch._functorch._activation_checkpointing.custom_runtime_estimator import (  # type: ignore[import-not-found]
+            CustomKnapsackSolver,
+        )
+
+        return CustomKnapsackSolver
+    except ImportError:
+        return None
+
+
+_HOOK: type | None = _find_hook()
+
+
+def _require_hook() -> None:
+    if _HOOK is None or not hasattr(_partitioners, "_optimize_runtime_with_given_memory"):
+        raise UnsupportedTorchError(
+            f"remat_knapsack.torch needs PyTorch >= {MIN_TORCH}, which added "
+            "torch._inductor.custom_graph_pass.CustomKnapsackSolver for "
+            "torch._functorch.config.activation_memory_budget_solver; "
+            f"this is torch {torch.__version__}. "
+            "remat_knapsack.compat has drop-in functions for older releases."
+        )
+
+
+class _NoHook:  # base class when the hook is missing; KnapsackSolver() then raises
+    pass
+
+
+_Base: Any = _HOOK if _HOOK is not None else _NoHook
+
+# --------------------------------------------------------------------------------------
+# The wrapper around PyTorch's dispatch point
+# --------------------------------------------------------------------------------------
+
+_local = threading.local()
+_lock = threading.RLock()
+_recorders: list["_Recorder"] = []
+
+
+def _pending() -> list[tuple[Any, Any, Any]]:
+    stack = getattr(_local, "pending", None)
+    if stack is None:
+        stack = _local.pending = []
+    return stack
+
+
+def _hooked_optimize(joint_graph, memory, runtimes, max_memory, *args, **kwargs):
+    """Pass-through for ``_optimize_runtime_with_given_memory`` that records and shares the runtimes."""
+    with _lock:
+        recorders = list(_recorders)
+    for rec in recorders:
+        rec.write(joint_graph, memory, runtimes, max_memory)
+    stack = _pending()
+    stack.append((joint_graph, memory, runtimes))
+    try:
+        return _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
+    finally:
+        stack.pop()
+
+
+def _ensure_wrapped() -> None:
+    """Install the pass-through once per process (idempotent)."""
+    with _lock:
+        current = _partitioners._optimize_runtime_with_given_memory
+        if getattr(current, "_remat_knapsack", False):
+            return
+        _hooked_optimize.__wrapped__ = current  # type: ignore[attr-defined]
+        _hooked_optimize._remat_knapsack = True  # type: ignore[attr-defined]
+        _partitioners._optimize_runtime_with_given_memory = _hooked_optimize
+
+
+def estimate_runtimes(nodes: list[Any]) -> list[float]:
+    """``estimate_runtime(node)`` for each node, as PyTorch computes it for its own solvers.
+
+    PyTorch calls custom solvers under ``no_dispatch()``, where the FLOP counter sees
+    nothing; this lifts that for the duration of the estimate.
+    """
+    keys = [torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot]
+    was = [torch._C._dispatch_tls_is_dispatch_key_excluded(k) for k in keys]
+    try:
+        for k in keys:
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, False)
+        return [_partitioners.estimate_runtime(node) for node in nodes]
+    finally:
+        for k, w in zip(keys, was):
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, w)
+
+
+def _graph_name(joint_graph: Any) -> str:
+    """The AOT graph's name (when PyTorch tracks one) and a hash of its code."""
+    try:
+        code = joint_graph.python_code("self").src
+    except Exception:  # pragma: no cover - any graph-like object
+        code = str(joint_graph)
+    digest = hashlib.sha256(code.encode()).hexdigest()[:16]
+    try:
+        from torch._functorch._aot_autograd.logging_utils import get_aot_graph_name
+
+        name = get_aot_graph_name()
+    except Exception:  # pragma: no cover
+        name = ""
+    return f"{name}#{digest}" if name else digest
+
+
+# --------------------------------------------------------------------------------------
+# The solver
+# --------------------------------------------------------------------------------------
+
+
+def _solve_defaults() -> dict[str, Any]:
+    params = inspect.signature(solve).parameters
+    return {
+        name: p.default
+        for name, p in params.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "solver"
+    }
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    """One knapsack solved by a :class:`KnapsackSolver` while compiling."""
+
+    graph: str
+    memory: list[float]
+    runtimes: list[float]
+    max_memory: float
+    solution: Solution
+    #: Where the runtimes came from: "partitioner" (PyTorch's own list) or "estimate_runtime".
+    runtimes_source: str
+
+
+class KnapsackSolver(_Base):
+    """A ``CustomKnapsackSolver`` that solves with :func:`remat_knapsack.solve`.
+
+    Parameters
+    ----------
+    solver : str
+        One of :data:`remat_knapsack.SOLVERS`; ``"auto"`` by default.
+    **options
+        Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
+        ``memory_limit``, ...), passed through unchanged.
+
+    Set an instance as ``torch._functorch.config.activation_memory_budget_solver``
+    (or use :func:`install` / :func:`use_solver`). Each call appends a
+    :class:`SolveRecord` to :attr:`history`.
+    """
+
+    def __init__(self, solver: str = "auto", **options: Any) -> None:
+        _require_hook()
+        if solver not in SOLVERS:
+            raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+        defaults = _solve_defaults()
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) {', '.join(unknown)}; solve() accepts {', '.join(sorted(defaults))}"
+            )
+        self.solver = solver
+        self.options = dict(options)
+        self.history: list[SolveRecord] = []
+        self._key = json.dumps(
+            {"solver": solver, "options": {**defaults, **options}}, sort_keys=True, default=repr
+        )
+        _ensure_wrapped()
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        return f"KnapsackSolver({self.solver!r}{opts})"
+
+    def uuid(self) -> str:
+        """Key for AOTAutograd's cache: our version, the solver and its options (defaults filled in).
+
+        Stable across processes; changes when any of them changes.
+        """
+        blob = f"remat-knapsack {__version__} {self._key}"
+        return "remat-knapsack-" + hashlib.sha256(blob.encode()).hexdigest()
+
+    def solve(self, memory: list[float], runtimes: list[float], max_memory: float) -> Solution:
+        """Solve one instance with this solver's settings."""
+        return solve(memory, runtimes, max_memory, solver=self.solver, **self.options)
+
+    def __call__(
+        self,
+        memory: list[float],
+        joint_graph: Any,
+        max_memory: float,
+        node_info: Any,
+        all_recomputable_banned_nodes: list[Any],
+    ) -> tuple[list[int], list[int]]:
+        runtimes, source = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
+        solution = self.solve(memory, runtimes, max_memory)
+        self.history.append(
+            SolveRecord(
+                graph=_graph_name(joint_graph),
+                memory=list(memory),
+                runtimes=list(runtimes),
+                max_memory=float(max_memory),
+                solution=solution,
+                runtimes_source=source,
+            )
+        )
+        # dp_knapsack's convention: saved ascending, recomputable descending.
+        return list(solution.saved), solution.recomputed[::-1]
+
+    @staticmethod
+    def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str]:
+        stack = _pending()
+        if stack:
+            graph, mem, runtimes = stack[-1]
+            if mem is memory and graph is joint_graph and len(runtimes) == len(memory):
+                return list(runtimes), "partitioner"
+        return estimate_runtimes(nodes), "estimate_runtime"
+
+
+def install(solver: str = "auto", **options: Any) -> KnapsackSolver:
+    """Make ``KnapsackSolver(solver, **options)`` PyTorch's knapsack solver for this process.
+
+    Returns the instance (its :attr:`~KnapsackSolver.history` shows what it solved).
+    The budget itself stays ``torch._functorch.config.activation_memory_budget``.
+    """
+    instance = KnapsackSolver(solver, **options)
+    _fconfig.activation_memory_budget_solver = instance
+    return instance
+
+
+@contextlib.contextmanager
+def use_solver(solver: str = "auto", **options: Any) -> Iterator[KnapsackSolver]:
+    """Use ``KnapsackSolver(solver, **options)`` inside the block; restore the previous solver after.
+
+    The previous setting comes back even when the block raises.
+    """
+    instance = KnapsackSolver(solver, **options)
+    previous = _fconfig.activation_memory_budget_solver
+    _fconfig.activation_memory_budget_solver = instance
+    try:
+        yield instance
+    finally:
+        _fconfig.activation_memory_budget_solver = previous
+
+
+# --------------------------------------------------------------------------------------
+# Recording
+# --------------------------------------------------------------------------------------
+
+
+class _Recorder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+
+    def write(self, joint_graph: Any, memory: Any, runtimes: Any, max_memory: Any) -> None:
+        record = {
+            "memory": [float(m) for m in memory],
+            "runtimes": [float(r) for r in runtimes],
+            "max_memory": float(max_memory),
+            "n": len(memory),
+            "graph": _graph_name(joint_graph),
+        }
+        line = json.dumps(record, allow_nan=False) + "\n"
+        with _lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            self.count += 1
+
+
+@contextlib.contextmanager
+def record_instances(path: str | os.PathLike[str], *, bypass_cache: bool = True) -> Iterator[_Recorder]:
+    """Append every knapsack instance met while compiling to the JSONL file ``path``.
+
+    One object per line: ``{"memory", "runtimes", "max_memory", "n", "graph"}``,
+    exactly the lists PyTorch hands its solver, with ``graph`` the AOT graph's name
+    and a hash of its code. It works with whatever solver is configured, PyTorch's
+    own strings included. A graph served from AOTAutograd's cache is never
+    partitioned, so by default the cache is bypassed inside the block
+    (``bypass_cache=False`` keeps it); a function torch.compile already compiled
+    in this process is not compiled again (``torch._dynamo.reset()`` forgets it).
+
+    Yields an object whose ``count`` is the number of instances written.
+    """
+    _ensure_wrapped()
+    recorder = _Recorder(Path(path))
+    recorder.path.parent.mkdir(parents=True, exist_ok=True)
+    recorder.path.touch()
+    with _lock:
+        _recorders.append(recorder)
+    previous_cache = _fconfig.enable_autograd_cache
+    if bypass_cache:
+        _fconfig.enable_autograd_cache = False
+    try:
+        yield recorder
+    finally:
+        if bypass_cache:
+            _fconfig.enable_autograd_cache = previous_cache
+        with _lock:
+            _recorders.remove(recorder)
+
+
+def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The instances :func:`record_instances` wrote, one dict per line."""
+    with open(path, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+

@@ -1,0 +1,133 @@
+"""``remat-knapsack bench``: build the grid, run it, score it, write the outputs."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import files, figures, peers, report, suites
+from .runner import Job, run_job, progress
+
+__all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine"]
+
+
+@dataclass
+class BenchConfig:
+    sizes: list[int]
+    repeats: int
+    classes: list[str]
+    class_sizes: list[int]
+    timeout: float
+    memory_cap_gb: float
+    solvers: list[str] | None = None  # None: every available peer
+    recorded: list[str] = field(default_factory=list)
+    out: str = "bench-results"
+    scale: float = 10_000
+    R: int = 10_000
+    min_time: float = 0.2
+    quiet: bool = False
+
+
+#: Paper sizes to n=100 plus n=2000 (where only the sparse/ILP/greedy family fits),
+#: and every class at n=1000 (W = 2.5e6 at R=10^4).
+FULL = dict(sizes=[5, 10, 20, 50, 100, 2000], repeats=3, class_sizes=[1000], timeout=120.0, memory_cap_gb=16.0)
+#: Under 3 minutes on 2 cores with torch installed: PyTorch's sliding Hirschberg
+#: at n=20 takes 3-5 s and its dp_knapsack 13-15 s.
+QUICK = dict(sizes=[5, 10, 20], repeats=1, class_sizes=[50], timeout=60.0, memory_cap_gb=8.0, min_time=0.05)
+
+
+def machine() -> str:
+    """One line: CPU model, cores, RAM, Python, torch."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
+    except OSError:
+        pass
+    ram = ""
+    try:
+        ram = f", {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB RAM"
+    except (ValueError, OSError, AttributeError):
+        pass
+    versions = [f"Python {platform.python_version()}"]
+    for mod in ("torch", "scipy", "ortools"):
+        try:
+            versions.append(f"{mod} {__import__(mod).__version__}")
+        except Exception:  # noqa: BLE001 - optional
+            pass
+    return f"{cpu}, {os.cpu_count()} cores{ram}; {platform.system()}; " + ", ".join(versions)
+
+
+def build_jobs(cfg: BenchConfig, names: list[str]) -> tuple[list[Job], dict[str, dict[str, Any]]]:
+    entries = suites.paper_suite(cfg.sizes, cfg.repeats)
+    entries += suites.class_suite(cfg.classes, cfg.class_sizes, cfg.repeats, cfg.R, cfg.scale)
+    for path in cfg.recorded:
+        _fmt, docs = files.read_instances(path)
+        entries += suites.recorded_suite(path, docs)
+    jobs, by_name = [], {}
+    for inst, meta in entries:
+        by_name[inst["name"]] = inst
+        jobs += [Job(s, inst, meta) for s in names]
+    return jobs, by_name
+
+
+def run_bench(cfg: BenchConfig) -> int:
+    avail = peers.available()
+    names = cfg.solvers or peers.default_names(avail)
+    unknown = [s for s in names if s not in avail]
+    if unknown:
+        raise ValueError(f"unknown or unavailable solver(s) {', '.join(unknown)}; available here: {', '.join(avail)}")
+    os.makedirs(cfg.out, exist_ok=True)
+    jobs, instances = build_jobs(cfg, names)
+    cap = int(cfg.memory_cap_gb * 2**30) if cfg.memory_cap_gb > 0 else None
+    started = time.perf_counter()
+    rows: list[dict[str, Any]] = []
+    gave_up: dict[str, int] = {}  # solver -> paper n at which it timed out
+    for job, label in progress(jobs, quiet=cfg.quiet):
+        label(f"{job.solver} {job.instance['name']}")
+        n0 = gave_up.get(job.solver)
+        if job.meta["suite"] == "paper" and n0 is not None and job.meta["n"] > n0:
+            rows.append({**job.meta, "solver": job.solver, "status": "timeout", "message": f"not run: timed out at n={n0}"})
+            continue
+        row = run_job(job, scale=cfg.scale, timeout=cfg.timeout, memory_cap=cap, min_time=cfg.min_time)
+        if row["status"] == "timeout" and job.meta["suite"] == "paper":
+            gave_up[job.solver] = min(job.meta["n"], gave_up.get(job.solver, job.meta["n"]))
+        rows.append(row)
+    elapsed = time.perf_counter() - started
+    report.score(rows, instances, avail, cfg.scale)
+    report.write_csv(rows, os.path.join(cfg.out, "results.csv"))
+    header = _header(cfg, names, elapsed)
+    with open(os.path.join(cfg.out, "table.md"), "w", encoding="utf-8") as f:
+        f.write(report.markdown(rows, names, header))
+    pngs = figures.write_figures(rows, names, cfg.out)
+    print(report.summary(rows, names))
+    print(f"\n{len(rows)} runs in {elapsed:.0f} s; wrote {os.path.join(cfg.out, 'results.csv')}, "
+          f"{os.path.join(cfg.out, 'table.md')}" + "".join(f", {p}" for p in pngs))
+    if not pngs:
+        print("(no figures: install matplotlib, e.g. pip install 'remat-knapsack[bench]')", file=sys.stderr)
+    return 0
+
+
+def _header(cfg: BenchConfig, names: list[str], elapsed: float) -> str:
+    now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    settings = {
+        "sizes": cfg.sizes, "repeats": cfg.repeats, "classes": cfg.classes, "class_sizes": cfg.class_sizes,
+        "timeout_s": cfg.timeout, "memory_cap_gb": cfg.memory_cap_gb, "scale": cfg.scale, "R": cfg.R,
+        "recorded": cfg.recorded,
+    }  # fmt: skip
+    return (
+        "## remat-knapsack bench\n\n"
+        f"- machine: {machine()}\n"
+        f"- run: {now}, {elapsed:.0f} s in all; every (solver, instance) in its own subprocess "
+        f"(RLIMIT_AS {cfg.memory_cap_gb:g} GiB, timeout {cfg.timeout:g} s)\n"
+        f"- solvers: {', '.join(names)}\n"
+        f"- settings: `{json.dumps(settings)}`\n"
+        "- paper-like: memory U[100, 1000] with 4 decimals, runtimes U[1, 100], budget half the total memory; "
+        "Pisinger's classes: weights divided by the scale, so every solver quantises them back exactly\n"
+    )

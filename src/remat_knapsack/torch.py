@@ -170,6 +170,17 @@ def estimate_runtimes(nodes: list[Any]) -> list[float]:
             torch._C._dispatch_tls_set_dispatch_key_excluded(k, w)
 
 
+def _sizes(nodes: list[Any]) -> list[int]:
+    """Bytes of each node's value, as the partitioner measures them (-1 where it cannot)."""
+    out = []
+    for node in nodes:
+        try:
+            out.append(int(_partitioners._size_of(node)))
+        except Exception:
+            out.append(-1)
+    return out
+
+
 def _graph_name(joint_graph: Any) -> str:
     """The AOT graph's name (when PyTorch tracks one) and a hash of its code."""
     try:
@@ -211,6 +222,9 @@ class SolveRecord:
     solution: Solution
     #: Where the runtimes came from: "partitioner" (PyTorch's own list) or "estimate_runtime".
     runtimes_source: str
+    #: The candidate nodes' names and sizes in bytes, in knapsack order.
+    node_names: list[str]
+    node_bytes: list[int]
 
 
 class KnapsackSolver(_Base):
@@ -281,6 +295,8 @@ class KnapsackSolver(_Base):
                 max_memory=float(max_memory),
                 solution=solution,
                 runtimes_source=source,
+                node_names=[getattr(n, "name", str(n)) for n in all_recomputable_banned_nodes],
+                node_bytes=_sizes(all_recomputable_banned_nodes),
             )
         )
         # dp_knapsack's convention: saved ascending, recomputable descending.

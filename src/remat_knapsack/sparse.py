@@ -1,0 +1,146 @@
+"""``sparse``: exact dynamic programming over Pareto-optimal (weight, value) states.
+
+A dense DP touches every capacity 0..W, but W is only an artefact of
+quantisation (about 3.1e8 for the paper's n=100). This solver's time and memory
+depend on the number of (weight, value) states that can still be optimal, not
+on W, and it also runs on unquantised real weights (``scale=None``).
+
+Algorithm (compiled, ``_sparse.pyx``, GIL released):
+
+1. **OPT.** Items in efficiency order (runtime / memory, ties by index); the
+   break item ``b`` is the first that no longer fits. Starting from the break
+   solution, an expanding core adds the next item after ``b`` and removes the
+   next one before it, alternately, as in Pisinger's *minknap* (Pisinger 1997,
+   "A minimal algorithm for the 0-1 knapsack problem", Oper. Res. 45(5)). After
+   each step the state list (sorted by weight) is merged, dominated states are
+   dropped, and a state is pruned when its upper bound cannot beat the
+   incumbent (which starts at greedy): ``P + (c - W) e_t`` when it fits, and
+   ``P - (W - c) e_s`` when it must still shed weight (e_t, e_s: efficiencies
+   of the next items to add and to remove). With integer runtimes the bounds
+   are rounded down, which is what makes strongly correlated instances cheap.
+   Each state keeps the decisions of its last 128 core steps; when the optimum
+   needs older ones, the known items are fixed and a *decide* run (goal: reach
+   the now-known value) recovers the rest, Pisinger's own device. Memory is
+   O(states + n).
+2. **Reduction.** With OPT known, the Lagrangian bound with the break item's
+   efficiency ``lam``, ``L = lam c + sum max(0, v_i - lam w_i)``, fixes every
+   item whose exclusion (or inclusion) cannot reach OPT: they are in (out of)
+   every optimal set, and so in (out of) the canonical one.
+3. **Canonical set.** The answer must be the set PyTorch's ``dp_knapsack``
+   backtrack returns: scanning from the highest index down, item ``i`` is left
+   out whenever the optimum stays reachable with the items below it. Among the
+   free items, from the top down: an item not in the current optimal witness
+   is left out at no cost; an item in it is kept when O(1) bounds (value sum
+   and Lagrangian bound of the free items below it) show the target cannot be
+   reached without it; otherwise a *decide* run on the free items below it
+   either finds a new witness without it (left out) or proves it is needed.
+   Knowing OPT makes these runs cheap: every state whose bound is below the
+   target is pruned.
+
+Why not a Hirschberg split on sparse profiles: the canonical rule is about
+index order while fast pruning needs efficiency order; a profile split in index
+order keeps every state of a prefix (no efficiency-ordered bound reaches
+there) and on subset-sum-like instances a prefix has millions of states. The
+top-down decide runs keep the minknap order and its bounds, and cost one run
+per item whose membership bounds cannot settle, typically a handful.
+
+Complexity: O(n log n) for sorting plus O(states) per core step; worst case
+O(n * min(W, 2**n)) like any Pareto DP, in practice a few thousand states at
+n = 10,000 on every classic class. Memory O(states + n), independent of W.
+
+Exactness. Quantised weights are integers (exact in float64 below 2**53).
+With ``scale=None`` weights are summed in float64, so feasibility is exact for
+real memory sizes up to one rounding per addition (about 1e-16 relative).
+That is the point of ``scale=None``: with quantisation a tensor smaller than
+half a quantum rounds to weight 0 and is saved for free, so a quantised plan
+can exceed the true budget. Integer runtimes (FLOP counts) below 2**53 are
+handled exactly, including ties; other runtimes are compared with a relative
+tolerance of 1e-12 of their total, so values that close count as ties.
+
+>>> from remat_knapsack import solve
+>>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")
+>>> s.value, s.saved
+(5.0, [0, 1])
+>>> solve([1e-5, 0.5, 0.5], [1.0, 2.0, 2.0], 0.5, solver="sparse", scale=None).saved
+[1]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _sparse
+from ._memory import available_bytes, check_memory
+from ._validate import Items
+
+__all__ = ["solve_sparse", "sparse_bytes", "pareto_front", "STATE_BYTES"]
+
+#: Bytes per state slot the kernel keeps (two buffers).
+STATE_BYTES: int = int(_sparse.STATE_BYTES)
+#: Per-item arrays: sorted copies, reduction, free-item prefix sums, selection.
+_ITEM_BYTES = 160
+#: States the kernel starts with; it grows by doubling up to the memory limit.
+_MIN_STATES = 256
+#: Largest total weight whose sums are exact in float64.
+_EXACT = float(1 << 53)
+
+
+def sparse_bytes(n: int, states: int = _MIN_STATES) -> int:
+    """Bytes ``sparse`` allocates for ``n`` items and ``states`` state slots."""
+    return _ITEM_BYTES * n + STATE_BYTES * states
+
+
+def _max_states(solver: str, n: int, memory_limit: int | None, detail: str) -> int:
+    """Check the up-front allocation and return how many state slots may follow."""
+    base = sparse_bytes(n)
+    check_memory(solver, base, memory_limit, detail)
+    limit = available_bytes() if memory_limit is None else min(int(memory_limit), available_bytes())
+    return max(_MIN_STATES, (limit - _ITEM_BYTES * n) // STATE_BYTES)
+
+
+def _state_error(solver: str, n: int, max_states: int, detail: str) -> Exception:
+    from .errors import SolverMemoryError
+
+    return SolverMemoryError(solver, sparse_bytes(n, 2 * max_states), sparse_bytes(n, max_states), detail)
+
+
+def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Exact canonical solution by sparse Pareto DP. Returns chosen positions and stats."""
+    n = items.weights.size
+    w = np.ascontiguousarray(items.weights, dtype=np.float64)
+    v = np.ascontiguousarray(items.values, dtype=np.float64)
+    c = float(items.capacity)
+    if n and float(w.sum()) >= _EXACT:
+        raise ValueError("sparse: the total weight of the items must stay below 2**53 to be exact")
+    detail = f"{n} items"
+    max_states = _max_states("sparse", n, memory_limit, detail)
+    integral = bool(n == 0 or (np.all(v == np.floor(v)) and float(v.sum()) < _EXACT))
+    tol = 0.0 if integral else 1e-12 * float(v.sum())
+    sel = np.zeros(n, dtype=np.uint8)
+    try:
+        stats = _sparse.solve(w, v, c, integral, tol, max_states, sel)
+    except _sparse.StateLimit:
+        raise _state_error("sparse", n, max_states, detail + ", Pareto states outgrew the limit") from None
+    stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
+    stats["integral"] = integral
+    return np.flatnonzero(sel), stats
+
+
+def pareto_front(w: np.ndarray, v: np.ndarray, capacity: float, memory_limit: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+    """Every Pareto-optimal (weight, value) of the items up to ``capacity``.
+
+    One unpruned pass of the same state merge. Returns (weights, values,
+    peak_bytes), the empty set first.
+    """
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    n = w.size
+    detail = f"frontier of {n} items"
+    max_states = _max_states("frontier", n, memory_limit, detail)
+    try:
+        W, P, peak = _sparse.pareto(w, v, float(capacity), max_states)
+    except _sparse.StateLimit:
+        raise _state_error("frontier", n, max_states, detail + ", Pareto states outgrew the limit") from None
+    return W, P, sparse_bytes(n, peak)

@@ -10,6 +10,7 @@ extensions = [
     Extension(
         f"remat_knapsack.{pyx.stem}",
         [pyx.as_posix()],
+        include_dirs=["src/remat_knapsack"],
         extra_compile_args=["-O3", *OPENMP],
         extra_link_args=OPENMP,
     )

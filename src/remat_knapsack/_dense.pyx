@@ -10,36 +10,59 @@ is at most ``b``. Item i *improves* capacity b when ``row[b - w] + v`` is
 strictly greater than ``row[b]``; keeping an item only then is PyTorch's
 ``dp_knapsack`` backtracking rule (leave item i out whenever the optimum stays
 reachable without it).
+
+Pruning: a pass may be given, per item, an interval of capacities that can lie
+on an optimal path (``_bounds.intervals``). Cells outside it are not updated;
+they keep a value no larger than their true one (the row starts at zero where it
+is read), which cannot change any cell on an optimal path nor a decision along
+it: the cell an optimal value comes from is itself on an optimal path.
 """
 
 import numpy as np
 
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.string cimport memset
+
+from . import _bounds
 
 ctypedef fused real:
     float
     double
 
 
+cdef extern from "_dense_kernels.h" nogil:
+    void rk_pass_f32(float* dp, int64_t lo, int64_t hi, int64_t w, float v)
+    void rk_pass_f64(double* dp, int64_t lo, int64_t hi, int64_t w, double v)
+    void rk_pass_bits_f32(float* dp, int64_t lo, int64_t hi, int64_t w, float v,
+                          uint64_t* words, int64_t base)
+    void rk_pass_bits_f64(double* dp, int64_t lo, int64_t hi, int64_t w, double v,
+                          uint64_t* words, int64_t base)
+
+
 cdef void _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
-                   int64_t extra, real* dp, uint64_t* bits, const int64_t* off,
+                   int64_t extra, const int64_t* blo, const int64_t* bhi,
+                   real* dp, uint64_t* bits, const int64_t* off,
                    uint8_t* tail) noexcept nogil:
     """One fused in-place pass per item: dp[b] = best value within capacity b.
 
-    On return dp is valid for b in [max(0, c - extra), c]; ``extra`` is the
-    weight that may still be added after these items (the other half of a
-    Hirschberg split), so smaller capacities cannot matter and are skipped.
-    Capacities at or above the running weight P of the items seen so far hold
-    their running total T: they are not touched until an item can miss them.
+    On return dp is valid for b in [max(0, c - extra), min(c, total weight)]
+    (and inside the last item's interval when pruned); ``extra`` is the weight
+    that may still be added after these items (the other half of a Hirschberg
+    split), so smaller capacities cannot matter and are skipped. Capacities at
+    or above the running weight P of the items seen so far hold their running
+    total T: they are not touched until an item can miss them.
 
-    With ``bits`` (and ``off``, ``tail``), bit ``off[i] + b - lo_i`` records
-    that item i improved capacity b, and ``tail[i]`` that it improved the
-    all-fit total. No initialisation of dp is needed.
+    ``blo``/``bhi`` (or NULL): the capacities item i may update. Without them
+    no initialisation of dp is needed; with them the cells a pass reads are
+    zeroed the first time (``z_lo``..``z_hi`` is what has been zeroed).
+
+    With ``bits`` (and ``off``, ``tail``; see :func:`leaf_layout`), a bit
+    records that item i improved capacity b, and ``tail[i]`` that it improved
+    the all-fit total.
     """
-    cdef int64_t rem = 0, P = 0, lo, hi, b, bot, wi
-    cdef int64_t k
-    cdef real T = 0, Tn, vi, cand
+    cdef int64_t rem = 0, P = 0, lo, hi, b, bot, wi, z_lo = 0, z_hi = -1
+    cdef real T = 0, Tn, vi
     cdef Py_ssize_t i
     for i in range(n):
         rem += w[i]
@@ -53,102 +76,127 @@ cdef void _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
         hi = P + wi - 1
         if hi > c:
             hi = c
-        # Capacities in [P, hi] held T before this item; below wi it cannot fit.
-        bot = P if P > lo else lo
-        b = hi
-        while b >= bot:
-            if b >= wi and dp[b - wi] + vi > T:
-                dp[b] = dp[b - wi] + vi
-                if bits != NULL:
-                    k = off[i] + b - lo
-                    bits[k >> 6] |= (<uint64_t>1) << (k & 63)
-            else:
-                dp[b] = T
-            b -= 1
-        # Capacities in [max(lo, wi), P - 1]: the textbook update, in place.
-        b = P - 1
-        if b > c:
-            b = c
+        if blo != NULL:
+            if blo[i] > lo:
+                lo = blo[i]
+            if bhi[i] < hi:
+                hi = bhi[i]
+            if hi >= lo:  # zero what this pass may read and was never written
+                b = lo - wi if lo >= wi else 0
+                if z_hi < z_lo:
+                    z_lo = b
+                    z_hi = b - 1
+                if b < z_lo:
+                    memset(dp + b, 0, (z_lo - b) * sizeof(real))
+                    z_lo = b
+                if hi > z_hi:
+                    memset(dp + z_hi + 1, 0, (hi - z_hi) * sizeof(real))
+                    z_hi = hi
+        # Capacities in [P, hi] held T until now: store it, then update.
+        b = P if P > lo else lo
+        while b <= hi:
+            dp[b] = T
+            b += 1
         bot = lo if lo > wi else wi
-        if bits == NULL:
-            while b >= bot:
-                cand = dp[b - wi] + vi
-                dp[b] = cand if cand > dp[b] else dp[b]
-                b -= 1
-        else:
-            while b >= bot:
-                cand = dp[b - wi] + vi
-                if cand > dp[b]:
-                    dp[b] = cand
-                    k = off[i] + b - lo
-                    bits[k >> 6] |= (<uint64_t>1) << (k & 63)
-                b -= 1
+        if hi >= bot:
+            if bits == NULL:
+                if real is float:
+                    rk_pass_f32(dp, bot, hi, wi, vi)
+                else:
+                    rk_pass_f64(dp, bot, hi, wi, vi)
+            else:
+                if real is float:
+                    rk_pass_bits_f32(dp, bot, hi, wi, vi, bits + off[i], lo >> 6)
+                else:
+                    rk_pass_bits_f64(dp, bot, hi, wi, vi, bits + off[i], lo >> 6)
         Tn = T + vi
         if tail != NULL:
             tail[i] = Tn > T
         T = Tn
         P += wi
-    lo = c - extra
-    if lo < 0:
-        lo = 0
-    b = P if P > lo else lo
-    while b <= c:
-        dp[b] = T
-        b += 1
+    if P <= c:
+        dp[P] = T
 
 
-def leaf_layout(const int64_t[::1] w, int64_t c):
+def leaf_layout(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
     """Bit-table layout of the leaf DP over items ``w`` with capacity ``c``.
 
-    Item i needs bits only for capacities [lo_i, hi_i]: below lo_i = c minus the
-    weight still to come nothing can matter, from hi_i = P_i (its running
-    weight) on every item so far fits. Returns (lo, hi, off, total_bits).
+    Item i needs bits only for capacities [lo_i, hi_i]: below c minus the
+    weight still to come nothing can matter, from P_i (its running weight) on
+    every item so far fits, and ``blo``/``bhi`` may narrow it further. Its row
+    is the 64-bit words covering that range, starting at word ``off[i]``; the
+    bit of capacity b is bit (b & 63) of word off[i] + (b >> 6) - (lo_i >> 6).
+    Returns (lo, hi, off, total_words).
     """
     wa = np.asarray(w)
     after = np.cumsum(wa[::-1])[::-1] - wa
     lo = np.maximum(0, c - after)
     hi = np.minimum(c, np.cumsum(wa) - 1)
-    width = np.maximum(0, hi - lo + 1)
+    if blo is not None:
+        lo = np.maximum(lo, blo)
+        hi = np.minimum(hi, bhi)
+    words = np.where(hi >= lo, (hi >> 6) - (lo >> 6) + 1, 0)
     off = np.zeros(wa.shape[0], dtype=np.int64)
     if wa.shape[0] > 1:
-        np.cumsum(width[:-1], out=off[1:])
-    return lo, hi, off, int(width.sum())
+        np.cumsum(words[:-1], out=off[1:])
+    return lo, hi, off, int(words.sum())
 
 
-def leaf_bits(const int64_t[::1] w, int64_t c):
+def leaf_bits(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
     """Bits the leaf DP's table needs (see :func:`leaf_layout`)."""
-    return leaf_layout(w, c)[3]
+    return 64 * leaf_layout(w, c, blo, bhi)[3]
 
 
 def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
-         uint8_t[::1] sel):
+         uint8_t[::1] sel, scratch=None, blo=None, bhi=None):
     """Full-table DP with one decision bit per cell, then dp_knapsack's backtrack.
 
-    Sets ``sel[i] = 1`` for the chosen items. ``row`` needs c + 1 cells.
+    Sets ``sel[i] = 1`` for the chosen items. ``row`` needs c + 1 cells. The
+    bit table goes into ``scratch`` (a uint64 array) when it is large enough.
+    ``blo``/``bhi`` restrict each item's pass (see the module docstring).
     Time O(n c), memory c + 1 cells plus one bit per (item, useful capacity).
     """
     cdef Py_ssize_t n = w.shape[0], i
     if n == 0:
         return
-    lo_a, hi_a, off_a, total = leaf_layout(w, c)
-    bits_a = np.zeros((total + 63) // 64 + 1, dtype=np.uint64)
+    lo_a, hi_a, off_a, words = leaf_layout(w, c, blo, bhi)
+    words += 1
+    if scratch is not None and scratch.shape[0] >= words:
+        bits_a = scratch[:words]
+        bits_a[:] = 0
+    else:
+        bits_a = np.zeros(words, dtype=np.uint64)
     tail_a = np.zeros(n, dtype=np.uint8)
-    cdef const int64_t[::1] lo = lo_a, hi = hi_a, off = off_a
+    run_a = np.cumsum(np.asarray(w))
+    cdef const int64_t[::1] lo = lo_a, hi = hi_a, off = off_a, run = run_a
+    cdef const int64_t[::1] bl, bh
+    cdef const int64_t* blp = NULL
+    cdef const int64_t* bhp = NULL
+    if blo is not None:
+        bl = blo
+        bh = bhi
+        blp = &bl[0]
+        bhp = &bh[0]
     cdef uint64_t[::1] bits = bits_a
     cdef uint8_t[::1] tail = tail_a
     cdef int64_t j = c, k
-    cdef bint take
+    cdef bint take, lost = False
     with nogil:
-        _profile(&w[0], &v[0], n, c, 0, &row[0], &bits[0], &off[0], &tail[0])
+        _profile(&w[0], &v[0], n, c, 0, blp, bhp, &row[0], &bits[0], &off[0], &tail[0])
         for i in range(n - 1, -1, -1):
-            if j > hi[i]:
+            if j >= run[i]:
                 take = tail[i]
-            else:
-                k = off[i] + j - lo[i]
-                take = (bits[k >> 6] >> (k & 63)) & 1
+            elif lo[i] <= j <= hi[i]:
+                k = off[i] + (j >> 6) - (lo[i] >> 6)
+                take = (bits[k] >> (j & 63)) & 1
+            else:  # pruned: cannot happen with valid bounds
+                lost = True
+                break
             if take:
                 sel[i] = 1
                 j -= w[i]
+    if lost:
+        raise RuntimeError("internal error: the optimal path left the pruned capacities")
 
 
 def profile(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
@@ -158,7 +206,7 @@ def profile(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
         row[:c + 1] = 0
         return
     with nogil:
-        _profile(&w[0], &v[0], w.shape[0], c, extra, &row[0], NULL, NULL, NULL)
+        _profile(&w[0], &v[0], w.shape[0], c, extra, NULL, NULL, &row[0], NULL, NULL, NULL)
 
 
 cdef void _keyed_profile(const int64_t* w, const double* v, Py_ssize_t n,
@@ -188,13 +236,18 @@ cdef void _keyed_profile(const int64_t* w, const double* v, Py_ssize_t n,
 
 def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
                real[::1] A, real[::1] B, uint8_t[::1] sel, int64_t leaf_max_bits,
-               int threads, key_row):
+               int threads, key_row, double lower_bound, double tol,
+               int64_t prune_cells):
     """Hirschberg's divide and conquer over two DP rows, exact and canonical.
 
     Sets ``sel[i] = 1`` for the items of the solution dp_knapsack's backtrack
-    would return. ``A`` and ``B`` need c + 1 cells; ``key_row(size)`` returns a
-    uint64 array of that size and is only called on ties across a split.
-    Returns a dict of counters.
+    would return. ``A`` and ``B`` need c + 1 cells; a leaf keeps its values in
+    ``A`` and its bit table in ``B``'s memory, so ``leaf_max_bits`` is at most
+    B's size in bits and the whole solve stays within the two rows.
+    ``key_row(size)`` returns a uint64 array of that size and is only called on
+    ties across a split. ``lower_bound`` is a feasible value (greedy's); passes
+    over more than ``prune_cells`` cells are restricted to the capacities whose
+    LP bound reaches the frame's lower bound minus ``tol``. Returns counters.
 
     A frame (l, r, c) is split at m; the left profile F and the right profile G
     are computed in place, one per thread, and the best split capacity is
@@ -208,16 +261,23 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     cdef Py_ssize_t n = w.shape[0]
     cdef Py_ssize_t l, r, m, rr, h, i
     cdef int64_t cc, WL, WR, a, a_lo, a_hi, best_a, used
-    cdef double s, best
+    cdef double s, best, lb
     cdef Py_ssize_t ties
     cdef int64_t[::1] pre
+    cdef const int64_t[::1] bl, bh, gl, gh
+    cdef const int64_t* pbl
+    cdef const int64_t* pbh
+    cdef const int64_t* pgl
+    cdef const int64_t* pgh
     pre_a = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.asarray(w), out=pre_a[1:])
     pre = pre_a
-    stats = {"frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0}
-    stack = [(0, n, c, -1)]
+    stats = {"frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0, "pruned_passes": 0}
+    scratch = np.asarray(B).view(np.uint64)
+    leaf_max_bits = min(leaf_max_bits, 64 * (scratch.shape[0] - 1))
+    stack = [(0, n, c, -1, lower_bound)]
     while stack:
-        l, r, cc, rr = stack.pop()
+        l, r, cc, rr, lb = stack.pop()
         if rr >= 0:  # a left half: it gets what the solved right half [r, rr) left
             used = 0
             for i in range(r, rr):
@@ -233,21 +293,40 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             continue
         if r - l == 1:
             continue
-        if r - l <= 2 or leaf_bits(w[l:r], cc) <= leaf_max_bits:
+        prune = (r - l) * cc > prune_cells and lb > 0
+        if prune:
+            stats["pruned_passes"] += 1
+            fl, fh = _bounds.intervals(w[l:r], v[l:r], np.arange(r - l), cc, lb - tol)
+            if leaf_bits(w[l:r], cc, fl, fh) <= leaf_max_bits:
+                stats["leaves"] += 1
+                leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh)
+                continue
+        elif leaf_bits(w[l:r], cc) <= leaf_max_bits:
             stats["leaves"] += 1
-            leaf(w[l:r], v[l:r], cc, A, sel[l:r])
+            leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch)
             continue
         m = (l + r) // 2
         WL = pre[m] - pre[l]
         WR = pre[r] - pre[m]
+        a_lo = cc - WR if cc > WR else 0
+        a_hi = WL if WL < cc else cc
+        pbl = pbh = pgl = pgh = NULL
+        if prune:
+            bl = fl[:m - l]
+            bh = fh[:m - l]
+            gl_a, gh_a = _bounds.intervals(w[l:r], v[l:r], np.arange(m - l, r - l), cc, lb - tol)
+            gl = gl_a
+            gh = gh_a
+            pbl, pbh, pgl, pgh = &bl[0], &bh[0], &gl[0], &gh[0]
+            # Only split capacities inside both last intervals can be optimal.
+            a_lo = max(a_lo, bl[m - l - 1], cc - gh[r - m - 1])
+            a_hi = min(a_hi, bh[m - l - 1], cc - gl[r - m - 1])
         with nogil:
             for h in prange(2, num_threads=threads, schedule="static"):
                 if h == 0:
-                    _profile(&w[l], &v[l], m - l, cc, WR, &A[0], NULL, NULL, NULL)
+                    _profile(&w[l], &v[l], m - l, cc, WR, pbl, pbh, &A[0], NULL, NULL, NULL)
                 else:
-                    _profile(&w[m], &v[m], r - m, cc, WL, &B[0], NULL, NULL, NULL)
-            a_lo = cc - WR if cc > WR else 0
-            a_hi = WL if WL < cc else cc
+                    _profile(&w[m], &v[m], r - m, cc, WL, pgl, pgh, &B[0], NULL, NULL, NULL)
             best = -1.0
             best_a = a_lo
             ties = 0
@@ -259,9 +338,11 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
                     ties = 1
                 elif s == best:
                     ties += 1
-        stack.append((l, m, cc, r))  # the left half, after the right one
+        if ties == 0:
+            raise RuntimeError("internal error: no split capacity passed the bounds")
+        stack.append((l, m, cc, r, <double>A[best_a]))  # the left half, after the right one
         if ties == 1:
-            stack.append((m, r, cc - best_a, -1))
+            stack.append((m, r, cc - best_a, -1, <double>B[cc - best_a]))
             continue
         stats["tie_splits"] += 1
         _break_tie(w, v, m, r, cc, a_lo, a_hi, best, A, B, sel, key_row, stack, stats)
@@ -282,7 +363,7 @@ cdef _break_tie(const int64_t[::1] w, const double[::1] v, Py_ssize_t m,
     """
     cdef int64_t a, b, wsum, bmax
     cdef Py_ssize_t top, k0, i
-    cdef uint64_t kmin, kb
+    cdef uint64_t kmin
     cdef uint64_t[::1] key
     cands = []
     prev_g = None
@@ -315,4 +396,4 @@ cdef _break_tie(const int64_t[::1] w, const double[::1] v, Py_ssize_t m,
         cands = [b - wsum for b in cands if key[b] == kmin]
         top = k0
     if top > m:
-        stack.append((m, top, cands[0], -1))
+        stack.append((m, top, cands[0], -1, 0.0))

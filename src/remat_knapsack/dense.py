@@ -12,9 +12,9 @@
     Because a split gives the right half only the capacity it uses, each
     recursion level costs at most (items at that level) x (capacity) cells, and
     capacities that cannot matter are skipped, so the total is O(nW), not
-    O(nW log n). Sub-problems whose bit table fits ``LEAF_BYTES`` are solved by
-    the bit-table DP (hybrid leaves). Memory O(W + n): two rows of W + 1 plus
-    the leaf table.
+    O(nW log n). A sub-problem whose bit table fits in the second row's memory
+    is solved there by the bit-table DP (hybrid leaves), so memory is O(W + n):
+    two rows of W + 1 and per-item arrays.
 
 Both return the set PyTorch's ``dp_knapsack`` backtracking returns for the same
 arithmetic: scanning from the last item, an item is left out whenever the
@@ -38,15 +38,17 @@ import numpy as np
 from . import _dense
 from ._memory import check_memory
 from ._validate import Items
+from .greedy import greedy_select
 
 __all__ = ["solve_dp", "solve_hirschberg", "dp_bytes", "hirschberg_bytes"]
 
-#: Largest bit table a Hirschberg leaf may use before it splits instead.
-LEAF_BYTES = 16 << 20
 #: Two float64 rows are kept up to this size; above it the rows are float32.
 F64_ROW_BYTES = 2 * 8 * (1 << 24)
 #: Threads for the two halves of a split.
 THREADS = max(1, min(2, os.cpu_count() or 1))
+
+#: Passes over fewer (items x capacity) cells than this are not pruned.
+PRUNE_CELLS = 1 << 20
 
 _ITEM_BYTES = 64  # per-item arrays: weights, values, prefix sums, layout, selection
 
@@ -62,16 +64,26 @@ def _row_dtype(c: int) -> type:
     return np.float64 if 2 * 8 * (c + 1) <= F64_ROW_BYTES else np.float32
 
 
-def hirschberg_bytes(items: Items, leaf_bytes: int = LEAF_BYTES) -> int:
-    """Bytes ``hirschberg`` allocates: two rows, at most one leaf table, per-item arrays.
+def hirschberg_bytes(items: Items) -> int:
+    """Bytes ``hirschberg`` allocates: two rows (leaves keep their bit table in
+    the second one) and per-item arrays. A tie across a split adds one uint64
+    key row; that is checked when it happens."""
+    return 2 * _row_bytes(int(items.capacity)) + _ITEM_BYTES * items.weights.size
 
-    A tie across a split adds one uint64 key row; that is checked when it happens.
-    """
-    c = int(items.capacity)
-    n = items.weights.size
-    rows = 2 * np.dtype(_row_dtype(c)).itemsize * (c + 1)
-    leaf = min(leaf_bytes, _dense.leaf_bits(items.weights, c) // 8 if n else 0)
-    return rows + leaf + _ITEM_BYTES * n
+
+def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
+    """A feasible value (the better of greedy and the best single item) and the
+    tolerance that covers the rows' rounding (n additions of ``dtype``)."""
+    taken, _ = greedy_select(items.weights, items.values, items.capacity)
+    lb = max(float(np.sum(items.values[taken])), float(items.values.max()))
+    total = float(items.values.sum())
+    tol = 4.0 * (items.values.size + 1) * total * float(np.finfo(dtype).eps) + 1e-9 * total
+    return lb, tol
+
+
+def _row_bytes(c: int) -> int:
+    """One row of c + 1 cells, rounded up to whole uint64 words plus one."""
+    return 8 * ((c + 1) * np.dtype(_row_dtype(c)).itemsize // 8 + 1)
 
 
 def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -90,21 +102,29 @@ def solve_hirschberg(
     items: Items,
     memory_limit: int | None = None,
     *,
-    leaf_bytes: int = LEAF_BYTES,
+    leaf_bytes: int | None = None,
     threads: int = THREADS,
+    prune: bool = True,
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Two-row Hirschberg DP. Returns the chosen positions in ``items`` and stats."""
+    """Two-row Hirschberg DP. Returns the chosen positions in ``items`` and stats.
+
+    ``leaf_bytes`` caps a leaf's bit table (default: the second row's size,
+    which is where the table lives); tests set it low to exercise the splits.
+    ``prune=False`` turns off the LP-bound pruning of capacities.
+    """
     c = int(items.capacity)
     n = items.weights.size
-    need = hirschberg_bytes(items, leaf_bytes)
+    need = hirschberg_bytes(items)
     check_memory("hirschberg", need, memory_limit, f"capacity {c}, {n} items")
     sel = np.zeros(n, dtype=np.uint8)
     dtype = _row_dtype(c)
-    stats: dict[str, Any] = {"dtype": np.dtype(dtype).name}
+    stats: dict[str, Any] = {"dtype": np.dtype(dtype).name, "frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0}
     peak = need
     if n:
-        A = np.empty(c + 1, dtype=dtype)
-        B = np.empty(c + 1, dtype=dtype)
+        row_bytes = _row_bytes(c)
+        A = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
+        B = np.empty_like(A)
+        leaf_max = row_bytes if leaf_bytes is None else min(leaf_bytes, row_bytes)
 
         def key_row(size: int) -> np.ndarray:
             nonlocal peak
@@ -113,6 +133,11 @@ def solve_hirschberg(
             peak = max(peak, need + extra)
             return np.empty(size, dtype=np.uint64)
 
-        stats.update(_dense.hirschberg(items.weights, items.values, c, A, B, sel, 8 * leaf_bytes, threads, key_row))
+        lb, tol = _lower_bound(items, dtype) if prune else (0.0, 0.0)
+        stats.update(
+            _dense.hirschberg(
+                items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_CELLS
+            )
+        )
     stats["peak_bytes"] = peak
     return np.flatnonzero(sel), stats

@@ -1,0 +1,135 @@
+# cython: language_level=3
+"""LP (Dantzig) upper bounds that tell a dense DP pass which capacities matter.
+
+Private. A DP pass adds items one at a time; after item k the row holds, per
+capacity b, the best value of the items seen so far (A) within b. A cell can
+only lie on an optimal path if
+
+    LP(A, b) + LP(S, cap - b) >= lower bound on the optimum,
+
+where S are the items not yet added and LP is the fractional (Dantzig 1957)
+relaxation, an upper bound on the integer optimum. The left side is concave in
+b (a sum of concave functions), so the cells that pass form one interval, found
+by binary search. Both LPs are evaluated in O(log n) with Fenwick trees indexed
+by ratio rank, so a pass of n items costs O(n log(cap) log n) here.
+"""
+
+import numpy as np
+
+from libc.stdint cimport int64_t
+
+
+cdef struct Fenwick:
+    double* w
+    double* v
+    int64_t* c
+    Py_ssize_t n
+    int log
+
+
+cdef inline void _add(Fenwick* f, Py_ssize_t pos, double w, double v, int64_t c) noexcept nogil:
+    pos += 1
+    while pos <= f.n:
+        f.w[pos] += w
+        f.v[pos] += v
+        f.c[pos] += c
+        pos += pos & (-pos)
+
+
+cdef inline double _lp(Fenwick* f, const double* ratio, double x) noexcept nogil:
+    """LP relaxation of the items in ``f`` (positions in ratio order) within x."""
+    cdef Py_ssize_t pos = 0, nxt, p = 0
+    cdef double accw = 0, accv = 0
+    cdef int64_t accc = 0, cnt = 0
+    cdef int k
+    if x <= 0:
+        return 0.0
+    for k in range(f.log, -1, -1):
+        nxt = pos + (1 << k)
+        if nxt <= f.n and accw + f.w[nxt] <= x:
+            pos = nxt
+            accw += f.w[nxt]
+            accv += f.v[nxt]
+            accc += f.c[nxt]
+    for k in range(f.log, -1, -1):  # position of the next item present, if any
+        nxt = p + (1 << k)
+        if nxt <= f.n and cnt + f.c[nxt] <= accc:
+            p = nxt
+            cnt += f.c[nxt]
+    if p < f.n:
+        accv += (x - accw) * ratio[p]
+    return accv
+
+
+cdef inline double _g(Fenwick* A, Fenwick* S, const double* ratio, int64_t cap, int64_t b) noexcept nogil:
+    return _lp(A, ratio, <double>b) + _lp(S, ratio, <double>(cap - b))
+
+
+def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] order,
+              int64_t cap, double thr):
+    """Capacity interval [lo[k], hi[k]] that can matter after pass item k.
+
+    ``w``, ``v``: all items of the (sub)problem; ``order``: the positions of
+    the items the pass adds, in its order (the others stay in S throughout);
+    ``thr``: a lower bound on the optimum of the (sub)problem, minus a
+    tolerance for floating-point rounding. Where no cell passes (thr above the
+    bound, which a valid thr cannot be) the whole range [0, cap] is returned.
+    """
+    cdef Py_ssize_t n = w.shape[0], m = order.shape[0], t, i
+    wa = np.asarray(w, dtype=np.float64)
+    va = np.asarray(v, dtype=np.float64)
+    ratio_all = va / wa
+    rank_order = np.argsort(-ratio_all, kind="stable")
+    pos_a = np.empty(n, dtype=np.int64)
+    pos_a[rank_order] = np.arange(n)
+    ratio_a = np.ascontiguousarray(ratio_all[rank_order])
+    cdef const double[::1] ratio = ratio_a
+    cdef const int64_t[::1] pos = pos_a
+    arrays = [np.zeros(n + 1) for _ in range(4)] + [np.zeros(n + 1, dtype=np.int64) for _ in range(2)]
+    cdef double[::1] aw = arrays[0], av = arrays[1], sw = arrays[2], sv = arrays[3]
+    cdef int64_t[::1] ac = arrays[4], sc = arrays[5]
+    cdef Fenwick A, S
+    cdef int log = 0
+    while (1 << (log + 1)) <= n:
+        log += 1
+    A.w, A.v, A.c, A.n, A.log = &aw[0], &av[0], &ac[0], n, log
+    S.w, S.v, S.c, S.n, S.log = &sw[0], &sv[0], &sc[0], n, log
+    lo_a = np.zeros(m, dtype=np.int64)
+    hi_a = np.full(m, cap, dtype=np.int64)
+    cdef int64_t[::1] lo = lo_a, hi = hi_a
+    cdef int64_t a, z, mid, t_mid
+    with nogil:
+        for i in range(n):
+            _add(&S, pos[i], <double>w[i], v[i], 1)
+        for t in range(m):
+            i = order[t]
+            _add(&A, pos[i], <double>w[i], v[i], 1)
+            _add(&S, pos[i], -<double>w[i], -v[i], -1)
+            a, z = 0, cap  # the maximum of a concave function
+            while a < z:
+                mid = a + (z - a) // 2
+                if _g(&A, &S, &ratio[0], cap, mid + 1) >= _g(&A, &S, &ratio[0], cap, mid):
+                    a = mid + 1
+                else:
+                    z = mid
+            if _g(&A, &S, &ratio[0], cap, a) < thr:
+                continue
+            mid = a
+            z = mid  # leftmost cell that passes
+            a = 0
+            while a < z:
+                t_mid = a + (z - a) // 2
+                if _g(&A, &S, &ratio[0], cap, t_mid) >= thr:
+                    z = t_mid
+                else:
+                    a = t_mid + 1
+            lo[t] = a
+            a, z = mid, cap  # rightmost cell that passes
+            while a < z:
+                t_mid = a + (z - a + 1) // 2
+                if _g(&A, &S, &ratio[0], cap, t_mid) >= thr:
+                    a = t_mid
+                else:
+                    z = t_mid - 1
+            hi[t] = a
+    return lo_a, hi_a

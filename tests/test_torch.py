@@ -127,13 +127,23 @@ def test_estimate_runtimes_counts_flops_under_no_dispatch():
     g = fx.Graph()
     a, b = g.placeholder("a"), g.placeholder("b")
     mm = g.call_function(torch.ops.aten.mm.default, (a, b))
+    relu = g.call_function(torch.ops.aten.relu.default, (a,))
     with FakeTensorMode() as mode:
         a.meta["val"] = mode.from_tensor(torch.empty(8, 16))
         b.meta["val"] = mode.from_tensor(torch.empty(16, 4))
+        relu.meta["val"] = mode.from_tensor(torch.empty(8, 16))
+        mm.meta["val"] = mode.from_tensor(torch.empty(8, 4))
     from torch.utils._mode_utils import no_dispatch
 
     with no_dispatch():
         assert rk_torch.estimate_runtimes([mm]) == [2 * 8 * 16 * 4]
+        # and a KnapsackSolver called with no partitioner around it uses that fallback
+        s = KnapsackSolver()
+        assert s([0.25, 0.5], g, 0.5, None, [mm, relu]) == ([0], [1])
+    (rec,) = s.history
+    assert rec.runtimes_source == "estimate_runtime"
+    assert rec.runtimes == [2 * 8 * 16 * 4, 1]
+    assert rec.node_names == [mm.name, relu.name] and rec.node_bytes == [8 * 4 * 4, 8 * 16 * 4]
 
 
 def test_recorded_instance_matches_pytorch_dp(compiled):
@@ -265,7 +275,7 @@ def test_solver_call_returns_pytorch_convention():
     # called directly (no partitioner around it), on an instance whose ties matter
     s = KnapsackSolver()
     memory, runtimes = [0.0001] * 3, [1.0] * 3
-    s._runtimes = lambda memory, graph, nodes: (runtimes, "test")  # type: ignore[method-assign]
+    s._runtimes = lambda memory, graph, nodes: (runtimes, "test", "g")  # type: ignore[method-assign]
     saved, recomputed = s(memory, None, 0.0001, None, [])
     assert (saved, recomputed) == ([0], [2, 1])  # dp_knapsack: saved ascending, recomputed descending
     assert torch_dp(memory, runtimes, 0.0001)[1:] == (saved, recomputed)

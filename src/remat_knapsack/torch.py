@@ -132,10 +132,11 @@ def _hooked_optimize(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     """Pass-through for ``_optimize_runtime_with_given_memory`` that records and shares the runtimes."""
     with _lock:
         recorders = list(_recorders)
+    name = _graph_name(joint_graph)
     for rec in recorders:
-        rec.write(joint_graph, memory, runtimes, max_memory)
+        rec.write(name, memory, runtimes, max_memory)
     stack = _pending()
-    stack.append((joint_graph, memory, runtimes))
+    stack.append((joint_graph, memory, runtimes, name))
     try:
         return _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     finally:
@@ -285,11 +286,11 @@ class KnapsackSolver(_Base):
         node_info: Any,
         all_recomputable_banned_nodes: list[Any],
     ) -> tuple[list[int], list[int]]:
-        runtimes, source = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
+        runtimes, source, graph = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
         solution = self.solve(memory, runtimes, max_memory)
         self.history.append(
             SolveRecord(
-                graph=_graph_name(joint_graph),
+                graph=graph,
                 memory=list(memory),
                 runtimes=list(runtimes),
                 max_memory=float(max_memory),
@@ -303,13 +304,14 @@ class KnapsackSolver(_Base):
         return list(solution.saved), solution.recomputed[::-1]
 
     @staticmethod
-    def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str]:
+    def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str, str]:
+        """PyTorch's runtime list for this call when the partitioner is around it, else estimate_runtime's."""
         stack = _pending()
         if stack:
-            graph, mem, runtimes = stack[-1]
+            graph, mem, runtimes, name = stack[-1]
             if mem is memory and graph is joint_graph and len(runtimes) == len(memory):
-                return list(runtimes), "partitioner"
-        return estimate_runtimes(nodes), "estimate_runtime"
+                return list(runtimes), "partitioner", name
+        return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
 def install(solver: str = "auto", **options: Any) -> KnapsackSolver:
@@ -348,13 +350,13 @@ class _Recorder:
         self.path = path
         self.count = 0
 
-    def write(self, joint_graph: Any, memory: Any, runtimes: Any, max_memory: Any) -> None:
+    def write(self, graph: str, memory: Any, runtimes: Any, max_memory: Any) -> None:
         record = {
             "memory": [float(m) for m in memory],
             "runtimes": [float(r) for r in runtimes],
             "max_memory": float(max_memory),
             "n": len(memory),
-            "graph": _graph_name(joint_graph),
+            "graph": graph,
         }
         line = json.dumps(record, allow_nan=False) + "\n"
         with _lock, open(self.path, "a", encoding="utf-8") as f:

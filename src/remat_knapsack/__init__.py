@@ -7,7 +7,8 @@
 
 from .api import SOLVERS, solve
 from .errors import SolverMemoryError
+from .frontier import Frontier, frontier
 from .solution import Solution
 
-__all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError"]
+__all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError", "frontier", "Frontier"]
 __version__ = "0.1.0"

@@ -72,8 +72,9 @@ from typing import Any
 import numpy as np
 
 from . import _sparse
-from ._memory import available_bytes, check_memory
+from ._memory import available_bytes
 from ._validate import Items
+from .errors import SolverMemoryError
 
 __all__ = ["solve_sparse", "sparse_bytes", "pareto_front", "STATE_BYTES"]
 
@@ -93,16 +94,17 @@ def sparse_bytes(n: int, states: int = _MIN_STATES) -> int:
 
 
 def _max_states(solver: str, n: int, memory_limit: int | None, detail: str) -> int:
-    """Check the up-front allocation and return how many state slots may follow."""
+    """Check the up-front allocation (as ``check_memory`` does) and return how
+    many state slots the kernel may grow to within the same limit."""
     base = sparse_bytes(n)
-    check_memory(solver, base, memory_limit, detail)
-    limit = available_bytes() if memory_limit is None else min(int(memory_limit), available_bytes())
+    avail = available_bytes()
+    limit = avail if memory_limit is None else min(int(memory_limit), avail)
+    if base > limit:
+        raise SolverMemoryError(solver, base, limit, detail)
     return max(_MIN_STATES, (limit - _ITEM_BYTES * n) // STATE_BYTES)
 
 
 def _state_error(solver: str, n: int, max_states: int, detail: str) -> Exception:
-    from .errors import SolverMemoryError
-
     return SolverMemoryError(solver, sparse_bytes(n, 2 * max_states), sparse_bytes(n, max_states), detail)
 
 

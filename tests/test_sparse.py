@@ -1,0 +1,174 @@
+"""The sparse solver (and "auto") against brute force and the dense solvers."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remat_knapsack import SolverMemoryError, instances, solve
+
+
+def brute(weights, values, cap):
+    """The canonical optimum: max value, then dp_knapsack's tie rule
+    (lexicographically least indicator vector read from the highest index)."""
+    n = len(weights)
+    best = None
+    for x in itertools.product((0, 1), repeat=n):
+        if sum(w for w, b in zip(weights, x) if b) > cap:
+            continue
+        val = sum(v for v, b in zip(values, x) if b)
+        key = (-val, x[::-1])
+        if best is None or key < best[0]:
+            best = (key, x)
+    x = best[1]
+    return -best[0][0], [i for i in range(n) if x[i]]
+
+
+small = st.integers(1, 12).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(0, 9), min_size=n, max_size=n),
+        st.lists(st.integers(-2, 7), min_size=n, max_size=n),
+        st.integers(0, 60),
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+@pytest.mark.parametrize("solver", ["sparse", "auto"])
+def test_brute_force_quantised(solver, case):
+    w, v, cap = case
+    val, saved = brute(w, v, cap)
+    s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver=solver, scale=1)
+    assert s.saved == saved
+    assert s.value == val
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+@pytest.mark.parametrize("solver", ["sparse", "auto"])
+def test_brute_force_unquantised(solver, case):
+    # Dyadic memory (quarters) so float sums are exact and ties are real.
+    w, v, cap = case
+    wq = [a / 4 for a in w]
+    val, saved = brute(wq, v, cap / 4)
+    s = solve(wq, [float(b) for b in v], cap / 4, solver=solver, scale=None)
+    assert s.saved == saved
+    assert s.value == val
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.floats(0.001, 10.0), min_size=n, max_size=n),
+            st.lists(st.floats(0.01, 100.0), min_size=n, max_size=n),
+            st.floats(0.0, 40.0),
+        )
+    )
+)
+def test_brute_force_real_values(case):
+    w, v, cap = case
+    val, _ = brute(w, v, cap)
+    s = solve(w, v, cap, solver="sparse", scale=None)
+    assert math.fsum(w[i] for i in s.saved) <= cap
+    assert s.value == pytest.approx(val, rel=1e-9)
+
+
+def test_scale_none_respects_true_budget():
+    # Quantised, the tiny tensor rounds to weight 0 and is saved for free: over budget.
+    mem, rt, budget = [0.00004, 0.5, 0.5], [1.0, 2.0, 2.0], 0.5
+    q = solve(mem, rt, budget, solver="dp")
+    assert sum(mem[i] for i in q.saved) > budget
+    s = solve(mem, rt, budget, solver="sparse", scale=None)
+    assert sum(mem[i] for i in s.saved) <= budget
+    assert s.saved == [1]
+    assert solve(mem, rt, budget, solver="auto", scale=None).saved == [1]
+
+
+@pytest.mark.parametrize("cls", instances.CLASSES)
+@pytest.mark.parametrize("seed", [0, 1])
+def test_against_dense_on_classes(cls, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 160))
+    inst = instances.pisinger(cls, n, R=100, seed=seed)
+    if cls == "similar_weights":  # W would be 1e7: shrink the weights, keep the class
+        mem = [m - 99_950 for m in inst.memory]
+        inst = instances.Instance(mem, inst.runtimes, float(sum(mem) // 2))
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    for solver in ("sparse", "auto"):
+        s = solve(inst.memory, inst.runtimes, inst.max_memory, solver=solver, scale=1)
+        assert s.value == ref.value
+        assert s.saved == ref.saved
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_against_dense_paper(seed):
+    inst = instances.paper(12, seed)
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg", scale=100)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=100)
+    assert s.value == pytest.approx(ref.value, rel=1e-12)
+    assert s.saved == ref.saved
+
+
+@pytest.mark.parametrize("cls", instances.CLASSES)
+def test_large_instances_feasible_and_not_worse_than_greedy(cls):
+    inst = instances.pisinger(cls, 2000, R=1000, seed=3)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    g = solve(inst.memory, inst.runtimes, inst.max_memory, solver="greedy", scale=1)
+    assert sum(inst.memory[i] for i in s.saved) <= inst.max_memory
+    assert s.value >= g.value
+    assert s.stats["peak_bytes"] > 0
+
+
+def test_many_ties_subset_sum_matches_dp():
+    rng = np.random.default_rng(7)
+    w = rng.integers(1, 30, 300).astype(float).tolist()
+    cap = float(sum(w) // 3)
+    ref = solve(w, w, cap, solver="dp", scale=1)
+    s = solve(w, w, cap, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+def test_edge_cases():
+    assert solve([], [], 1.0, solver="sparse").saved == []
+    s = solve([0.0, 1.0, 2.0], [1.0, 0.0, -1.0], 0.0, solver="sparse")
+    assert s.saved == [0] and s.value == 1.0
+    s = solve([1.0, 1.0], [1.0, 1.0], 10.0, solver="sparse")
+    assert s.saved == [0, 1]
+    s = solve([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], 2.0, solver="sparse", scale=1)
+    assert s.saved == [0, 1]
+    # PyTorch's off-by-one repro: the budget holds one item.
+    s = solve([0.0001] * 3, [1.0] * 3, 0.0001, solver="sparse")
+    assert s.value == 1.0 and s.saved == [0]
+
+
+def test_deterministic():
+    inst = instances.pisinger("weakly", 500, R=1000, seed=5)
+    a = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    b = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    assert a.saved == b.saved
+
+
+def test_memory_limit_raises():
+    inst = instances.pisinger("uncorrelated", 1000, R=1000, seed=0)
+    with pytest.raises(SolverMemoryError, match="sparse"):
+        solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1, memory_limit=1000)
+
+
+def test_huge_capacity_small_memory():
+    # W = 1e12: a dense row would need 8 TB; sparse stays small.
+    inst = instances.paper(60, 1)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1e12 / sum(inst.memory) * 2)
+    assert s.stats["peak_bytes"] < 64 << 20
+    assert solve(inst.memory, inst.runtimes, inst.max_memory, solver="auto", scale=1e9).solver == "sparse"
+
+
+def test_scale_none_rejected_by_dense():
+    with pytest.raises(ValueError, match="sparse"):
+        solve([1.0], [1.0], 1.0, solver="dp", scale=None)

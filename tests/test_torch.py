@@ -309,3 +309,12 @@ def test_import_remat_knapsack_does_not_import_torch():
     env = {**os.environ}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.strip() == "False"
+
+
+def test_without_torch_the_error_says_how_to_install():
+    code = (
+        "import sys; sys.modules['torch'] = None\n"
+        "try:\n    import remat_knapsack.torch\nexcept ImportError as e:\n    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "remat-knapsack[torch]" in out.stdout

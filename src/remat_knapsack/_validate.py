@@ -80,7 +80,7 @@ def validate(
     if scaled.size and scaled.max() > _MAX_WEIGHT:
         i = int(np.argmax(scaled))
         raise ValueError(
-            f"memory[{i}] = {mem[i]!r} times scale {s!r} is too large to quantise exactly"
+            f"memory[{i}] = {float(mem[i])!r} times scale {s!r} is too large to quantise exactly"
         )
     weights = np.rint(scaled).astype(np.int64)
     total = int(weights.sum())
@@ -123,7 +123,7 @@ def _as_float_array(x: Any, name: str) -> np.ndarray:
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
     if arr.dtype.kind in "biuf":
         return arr.astype(np.float64, copy=False)
-    for i, item in enumerate(arr.tolist()):
+    for i, item in enumerate(x if arr.dtype.kind in "US" else arr.tolist()):
         if isinstance(item, bool) or not isinstance(item, Real):
             raise ValueError(f"{name}[{i}] is not a number: {item!r}")
     return arr.astype(np.float64)
@@ -142,4 +142,4 @@ def _check_finite(arr: np.ndarray, name: str, *, allow_negative: bool) -> None:
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
         what = "finite" if allow_negative else "finite and >= 0"
-        raise ValueError(f"{name}[{i}] must be {what}, got {arr[i]!r}")
+        raise ValueError(f"{name}[{i}] must be {what}, got {float(arr[i])!r}")

@@ -1,0 +1,11 @@
+"""Fixtures shared by the tests."""
+
+import pytest
+
+
+@pytest.fixture
+def prune_everything(monkeypatch):
+    """Make the dense solvers prune every pass, however small."""
+    from remat_knapsack import dense
+
+    monkeypatch.setattr(dense, "PRUNE_CELLS", 0)

@@ -1,0 +1,55 @@
+"""Oracles and strategies shared by the tests."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import strategies as st
+
+
+def brute_force(weights, values, capacity):
+    """The canonical optimum by enumeration: (value, saved indices).
+
+    Among optimal sets it returns the one PyTorch's dp_knapsack backtracking
+    returns: the lexicographically least indicator vector read from the last
+    item down (as an integer with item i as bit i: the smallest).
+    Items with value <= 0 are never saved, weight-0 items with value > 0 always.
+    """
+    n = len(weights)
+    best_v, best_mask = -1.0, None
+    for mask in range(1 << n):
+        w = v = 0
+        ok = True
+        for i in range(n):
+            if mask >> i & 1:
+                if values[i] <= 0:
+                    ok = False
+                    break
+                w += weights[i]
+                v += values[i]
+        if not ok or w > capacity:
+            continue
+        if v > best_v or (v == best_v and mask < best_mask):
+            best_v, best_mask = v, mask
+    return best_v, [i for i in range(n) if best_mask >> i & 1]
+
+
+@st.composite
+def small_instances(draw, max_n=12, max_w=12, max_v=6, float_values=False):
+    """Integer-weight instances (memory = weight / scale) with many ties."""
+    n = draw(st.integers(0, max_n))
+    w = draw(st.lists(st.integers(0, max_w), min_size=n, max_size=n))
+    if float_values:
+        v = draw(st.lists(st.floats(-1, 100, allow_nan=False, width=32), min_size=n, max_size=n))
+    else:
+        v = draw(st.lists(st.integers(-1, max_v), min_size=n, max_size=n))
+    cap = draw(st.integers(0, sum(w) + 1))
+    return [float(x) for x in w], [float(x) for x in v], float(cap)
+
+
+def random_instance(rng, n, max_w, max_v, integer_values=True):
+    w = rng.integers(1, max_w + 1, n).astype(float)
+    v = rng.integers(1, max_v + 1, n).astype(float) if integer_values else rng.uniform(1, max_v, n)
+    cap = float(rng.integers(0, int(w.sum()) + 1))
+    return w.tolist(), v.tolist(), cap

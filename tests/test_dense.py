@@ -1,0 +1,120 @@
+"""The dense solvers: dp (bit table) and hirschberg (two rows), all their paths."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remat_knapsack import dense, instances, solve
+from remat_knapsack._validate import active_items, validate
+
+from oracles import brute_force, random_instance, small_instances
+
+
+def _items(memory, runtimes, cap, scale=1):
+    return active_items(validate(memory, runtimes, cap, scale))
+
+
+def _chosen(items, fn, **kw):
+    chosen, stats = fn(items, None, **kw)
+    return items.index[chosen].tolist(), stats
+
+
+HIRSCHBERG_VARIANTS = [
+    {},
+    {"leaf_bytes": 0},  # split down to single items
+    {"leaf_bytes": 0, "threads": 1},
+    {"leaf_bytes": 64},
+    {"prune": False, "leaf_bytes": 16},
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(small_instances(), st.sampled_from(HIRSCHBERG_VARIANTS), st.booleans())
+def test_hirschberg_paths_match_brute_force(inst, variant, prune_all):
+    memory, runtimes, cap = inst
+    _, expected = brute_force(memory, runtimes, cap)
+    items = _items(memory, runtimes, cap)
+    old = dense.PRUNE_CELLS
+    dense.PRUNE_CELLS = 0 if prune_all else old
+    try:
+        got, _ = _chosen(items, dense.solve_hirschberg, **variant)
+    finally:
+        dense.PRUNE_CELLS = old
+    assert sorted(got + items.forced.tolist()) == expected
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hirschberg_equals_dp_with_ties_across_splits(seed, prune_everything):
+    """Small integer weights and values make many optimal sets; the split must
+    still pick dp's. n > 64 exercises several key passes per tie."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 260))
+    mem, rt, cap = random_instance(rng, n, int(rng.integers(2, 30)), int(rng.integers(2, 6)))
+    items = _items(mem, rt, cap)
+    want, _ = _chosen(items, dense.solve_dp)
+    got, stats = _chosen(items, dense.solve_hirschberg, leaf_bytes=int(rng.integers(0, 300)))
+    assert got == want
+    assert stats["frames"] >= 1
+
+
+def test_ties_are_actually_exercised(prune_everything):
+    rng = np.random.default_rng(1)
+    mem, rt, cap = random_instance(rng, 200, 8, 3)
+    _, stats = _chosen(_items(mem, rt, cap), dense.solve_hirschberg, leaf_bytes=0)
+    assert stats["tie_splits"] > 0 and stats["key_passes"] > 0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_float_runtimes_agree(seed, prune_everything):
+    rng = np.random.default_rng(100 + seed)
+    mem, rt, cap = random_instance(rng, 120, 500, 100, integer_values=False)
+    items = _items(mem, rt, cap)
+    want, _ = _chosen(items, dense.solve_dp)
+    for variant in HIRSCHBERG_VARIANTS:
+        got, _ = _chosen(items, dense.solve_hirschberg, **variant)
+        assert got == want, variant
+
+
+def test_paper_instance_pruned_and_split_agree_with_dp():
+    inst = instances.paper(12, seed=3)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    items = _items(*args, scale=100)
+    want, _ = _chosen(items, dense.solve_dp)
+    for variant in HIRSCHBERG_VARIANTS:
+        got, stats = _chosen(items, dense.solve_hirschberg, **variant)
+        assert got == want, variant
+    assert solve(*args, solver="ilp", scale=100).value == pytest.approx(solve(*args, solver="dp", scale=100).value)
+
+
+def test_float32_rows_above_the_threshold(monkeypatch):
+    monkeypatch.setattr(dense, "F64_ROW_BYTES", 0)
+    rng = np.random.default_rng(5)
+    mem, rt, cap = random_instance(rng, 80, 1000, 50)
+    items = _items(mem, rt, cap)
+    got, stats = _chosen(items, dense.solve_hirschberg, leaf_bytes=0)
+    want, _ = _chosen(items, dense.solve_dp)
+    assert stats["dtype"] == "float32"
+    assert got == want  # integer sums below 2**24 are exact in float32
+
+
+def test_hundred_thousand_items_small_capacity():
+    rng = np.random.default_rng(0)
+    n = 100_000
+    mem = (rng.integers(1, 20, n) / 10_000).tolist()
+    rt = rng.integers(1, 100, n).astype(float).tolist()
+    a = solve(mem, rt, 0.05, solver="hirschberg")
+    b = solve(mem, rt, 0.05, solver="dp")
+    assert a.saved == b.saved
+    items = _items(mem, rt, 0.05, scale=10_000)
+    _, stats = _chosen(items, dense.solve_hirschberg, leaf_bytes=0)  # deep splits, no recursion
+    assert stats["frames"] > 1000
+
+
+def test_memory_estimates_are_what_is_allocated():
+    inst = instances.paper(10, seed=1)
+    items = _items(inst.memory, inst.runtimes, inst.max_memory, scale=1000)
+    _, stats = dense.solve_hirschberg(items)
+    assert stats["peak_bytes"] == dense.hirschberg_bytes(items)
+    c = int(items.capacity)
+    assert stats["peak_bytes"] <= 2 * 8 * (c + 1) + 64 * items.weights.size + 64

@@ -121,7 +121,8 @@ _lock = threading.RLock()
 _recorders: list["_Recorder"] = []
 
 
-def _pending() -> list[tuple[Any, Any, Any]]:
+def _pending() -> list[list[Any]]:
+    """This thread's knapsack calls in progress: [joint_graph, memory, runtimes, graph name or None]."""
     stack = getattr(_local, "pending", None)
     if stack is None:
         stack = _local.pending = []
@@ -132,11 +133,11 @@ def _hooked_optimize(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     """Pass-through for ``_optimize_runtime_with_given_memory`` that records and shares the runtimes."""
     with _lock:
         recorders = list(_recorders)
-    name = _graph_name(joint_graph)
+    name = _graph_name(joint_graph) if recorders else None  # computed lazily otherwise
     for rec in recorders:
         rec.write(name, memory, runtimes, max_memory)
     stack = _pending()
-    stack.append((joint_graph, memory, runtimes, name))
+    stack.append([joint_graph, memory, runtimes, name])
     try:
         return _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     finally:
@@ -308,8 +309,11 @@ class KnapsackSolver(_Base):
         """PyTorch's runtime list for this call when the partitioner is around it, else estimate_runtime's."""
         stack = _pending()
         if stack:
-            graph, mem, runtimes, name = stack[-1]
+            entry = stack[-1]
+            graph, mem, runtimes, name = entry
             if mem is memory and graph is joint_graph and len(runtimes) == len(memory):
+                if name is None:
+                    name = entry[3] = _graph_name(joint_graph)
                 return list(runtimes), "partitioner", name
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 

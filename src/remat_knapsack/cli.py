@@ -229,6 +229,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         out=args.out,
         scale=args.scale,
         quiet=args.quiet,
+        fork=not args.spawn,
         **preset,
     )
     try:
@@ -314,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--class-sizes", nargs="+", type=int, metavar="N", help="n for the classes (full: 1000, quick: 50)")
     b.add_argument("--instances", nargs="+", metavar="FILE", help="recorded instance files (JSONL from record_instances)")
     b.add_argument("--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000)")
+    b.add_argument("--spawn", action="store_true",
+                   help="start a fresh interpreter per run (default: fork each run from a server that imported "
+                   "the solver's modules once, e.g. torch)")  # fmt: skip
     b.add_argument("--quiet", action="store_true", help="no progress output")
     b.set_defaults(func=cmd_bench)
     return p

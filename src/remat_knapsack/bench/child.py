@@ -1,8 +1,8 @@
-"""Run one solver on one instance and measure it: ``python -m remat_knapsack.bench.child JOB.json``.
+"""Run one solver on one instance and measure it: ``python -m remat_knapsack.bench.child JOB.json OUT.json``.
 
 The job file holds ``solver``, ``memory``, ``runtimes``, ``max_memory``,
-``scale``, ``memory_cap`` (bytes, applied as RLIMIT_AS before anything is
-imported) and ``min_time`` (seconds). The child prints one JSON line:
+``scale``, ``memory_cap`` (bytes, applied as RLIMIT_AS first) and ``min_time``
+(seconds). The child writes one JSON object to OUT.json:
 
 * ``status``: ``ok``, ``oom`` (MemoryError, SolverMemoryError or a failed
   allocation reported by a library) or ``error``;
@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(argv[0], encoding="utf-8") as f:
         job = json.load(f)
     result = run(job)
-    sys.stdout.write("\n" + json.dumps(result) + "\n")
-    sys.stdout.flush()
+    with open(argv[1], "w", encoding="utf-8") as f:
+        json.dump(result, f)
     return 0
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import files, figures, peers, report, suites
-from .runner import Job, run_job, progress
+from .runner import Job, Runner, progress
 
 __all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine"]
 
@@ -32,6 +32,7 @@ class BenchConfig:
     R: int = 10_000
     min_time: float = 0.2
     quiet: bool = False
+    fork: bool = True  # fork servers; False spawns a fresh interpreter per run
 
 
 #: Paper sizes to n=100 plus n=2000 (where only the sparse/ILP/greedy family fits),
@@ -89,16 +90,9 @@ def run_bench(cfg: BenchConfig) -> int:
     started = time.perf_counter()
     rows: list[dict[str, Any]] = []
     gave_up: dict[str, int] = {}  # solver -> paper n at which it timed out
-    for job, label in progress(jobs, quiet=cfg.quiet):
-        label(f"{job.solver} {job.instance['name']}")
-        n0 = gave_up.get(job.solver)
-        if job.meta["suite"] == "paper" and n0 is not None and job.meta["n"] > n0:
-            rows.append({**job.meta, "solver": job.solver, "status": "timeout", "message": f"not run: timed out at n={n0}"})
-            continue
-        row = run_job(job, scale=cfg.scale, timeout=cfg.timeout, memory_cap=cap, min_time=cfg.min_time)
-        if row["status"] == "timeout" and job.meta["suite"] == "paper":
-            gave_up[job.solver] = min(job.meta["n"], gave_up.get(job.solver, job.meta["n"]))
-        rows.append(row)
+    with Runner(scale=cfg.scale, timeout=cfg.timeout, memory_cap=cap, min_time=cfg.min_time, fork=cfg.fork) as runner:
+        for job, label in progress(jobs, quiet=cfg.quiet):
+            rows.append(_run_one(runner, job, label, gave_up))
     elapsed = time.perf_counter() - started
     report.score(rows, instances, avail, cfg.scale)
     report.write_csv(rows, os.path.join(cfg.out, "results.csv"))
@@ -114,6 +108,18 @@ def run_bench(cfg: BenchConfig) -> int:
     return 0
 
 
+def _run_one(runner: Runner, job: Job, label, gave_up: dict[str, int]) -> dict[str, Any]:
+    """One row; on the paper grid a solver that timed out at some n is not run at larger n."""
+    label(f"{job.solver} {job.instance['name']}")
+    n0 = gave_up.get(job.solver)
+    if job.meta["suite"] == "paper" and n0 is not None and job.meta["n"] > n0:
+        return {**job.meta, "solver": job.solver, "status": "timeout", "message": f"not run: timed out at n={n0}"}
+    row = runner.run(job)
+    if row["status"] == "timeout" and job.meta["suite"] == "paper":
+        gave_up[job.solver] = min(job.meta["n"], gave_up.get(job.solver, job.meta["n"]))
+    return row
+
+
 def _header(cfg: BenchConfig, names: list[str], elapsed: float) -> str:
     now = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     settings = {
@@ -124,7 +130,8 @@ def _header(cfg: BenchConfig, names: list[str], elapsed: float) -> str:
     return (
         "## remat-knapsack bench\n\n"
         f"- machine: {machine()}\n"
-        f"- run: {now}, {elapsed:.0f} s in all; every (solver, instance) in its own subprocess "
+        f"- run: {now}, {elapsed:.0f} s in all; every (solver, instance) in its own "
+        f"{'process forked from a server that imported its modules' if cfg.fork else 'fresh interpreter'} "
         f"(RLIMIT_AS {cfg.memory_cap_gb:g} GiB, timeout {cfg.timeout:g} s)\n"
         f"- solvers: {', '.join(names)}\n"
         f"- settings: `{json.dumps(settings)}`\n"

@@ -1,9 +1,11 @@
-"""Spawn one capped, timed child per (solver, instance) and collect its row.
+"""Run one capped, timed child process per (solver, instance) and collect its row.
 
 A child that raises, runs out of memory, is killed or hangs becomes a row with
 ``status`` ``error``, ``oom``, ``crash`` or ``timeout``; the benchmark goes on.
-The parent reaps each child with ``os.wait4``, so the kernel's peak RSS of that
-child is known even when it died before reporting.
+Children are forked from a :mod:`.forkserver` that has imported the peer's
+modules (so torch is imported once per benchmark, not once per run), or spawned
+as fresh interpreters (``fork=False``). Each is reaped with ``os.wait4``, so the
+kernel's peak RSS of that child is known even when it died before reporting.
 """
 
 from __future__ import annotations
@@ -17,9 +19,13 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+
 from typing import Any, Callable, Iterator
 
-__all__ = ["Job", "run_job", "run_jobs", "progress"]
+from .forkserver import ForkServer
+from .peers import available
+
+__all__ = ["Job", "Runner", "progress"]
 
 _POLL = 0.02
 
@@ -31,98 +37,125 @@ class Job:
     meta: dict[str, Any] = field(default_factory=dict)  # suite, n, seed, ... copied into the row
 
 
-def run_job(job: Job, *, scale: float, timeout: float, memory_cap: int | None, min_time: float) -> dict[str, Any]:
-    """Run ``job`` in a fresh interpreter; never raises for anything the child does."""
-    inst = job.instance
-    spec = {
-        "solver": job.solver,
-        "memory": inst["memory"],
-        "runtimes": inst["runtimes"],
-        "max_memory": inst["max_memory"],
-        "scale": scale,
-        "memory_cap": memory_cap,
-        "min_time": min_time,
-    }
-    row: dict[str, Any] = {**job.meta, "solver": job.solver}
-    with tempfile.TemporaryDirectory(prefix="remat-bench-") as tmp:
-        path = os.path.join(tmp, "job.json")
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(spec, f)
-        out_path, err_path = os.path.join(tmp, "out"), os.path.join(tmp, "err")
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+class Runner:
+    """Runs jobs, each in its own process: forked from a per-import-set server, or spawned."""
+
+    def __init__(self, *, scale: float, timeout: float, memory_cap: int | None, min_time: float, fork: bool = True):
+        self.scale, self.timeout, self.memory_cap, self.min_time = scale, timeout, memory_cap, min_time
+        self.fork = fork and hasattr(os, "fork")
+        self.env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+        self._servers: dict[tuple[str, ...], ForkServer] = {}
+        self._peers = available()
+
+    def __enter__(self) -> "Runner":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for server in self._servers.values():
+            server.close()
+        self._servers.clear()
+
+    def run(self, job: Job) -> dict[str, Any]:
+        """Run ``job`` in a fresh process; never raises for anything the child does."""
+        inst = job.instance
+        spec = {
+            "solver": job.solver,
+            "memory": inst["memory"],
+            "runtimes": inst["runtimes"],
+            "max_memory": inst["max_memory"],
+            "scale": self.scale,
+            "memory_cap": self.memory_cap,
+            "min_time": self.min_time,
+        }
+        with tempfile.TemporaryDirectory(prefix="remat-bench-") as tmp:
+            paths = {k: os.path.join(tmp, k) for k in ("job", "result", "log")}
+            with open(paths["job"], "w", encoding="utf-8") as f:
+                json.dump(spec, f)
+            peer = self._peers.get(job.solver)
+            if self.fork and peer is not None:
+                wall, status, maxrss, timed_out = self._forked(peer.needs, paths)
+            else:
+                wall, status, maxrss, timed_out = self._spawned(paths)
+            result = _read_json(paths["result"])
+            with open(paths["log"], encoding="utf-8", errors="replace") as f:
+                log = f.read()
+        row: dict[str, Any] = {**job.meta, "solver": job.solver, "wall": wall, "peak_rss_kernel": maxrss}
+        return _classify(row, result, status, timed_out, self.timeout, log)
+
+    def _forked(self, needs: tuple[str, ...], paths: dict[str, str]):
+        server = self._servers.get(needs)
+        if server is None:
+            server = self._servers[needs] = ForkServer(needs, self.env)
+        pid = server.start(paths["job"], paths["result"], paths["log"])
+        start = time.perf_counter()
+        reply = server.finish(self.timeout)
+        timed_out = reply is None
+        if timed_out:
+            _kill(pid)
+            reply = server.finish(None)
+        wall = time.perf_counter() - start
+        return wall, reply.get("status", 0), reply.get("maxrss"), timed_out
+
+    def _spawned(self, paths: dict[str, str]):
+        with open(paths["log"], "wb") as log:
             proc = subprocess.Popen(
-                [sys.executable, "-m", "remat_knapsack.bench.child", path],
-                stdout=out,
-                stderr=err,
+                [sys.executable, "-m", "remat_knapsack.bench.child", paths["job"], paths["result"]],
+                stdout=log,
+                stderr=log,
                 stdin=subprocess.DEVNULL,
-                env={**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")},
+                env=self.env,
                 start_new_session=True,
             )
-            wall, status, rusage, timed_out = _wait(proc, timeout)
-        with open(out_path, encoding="utf-8", errors="replace") as f:
-            stdout = f.read()
-        with open(err_path, encoding="utf-8", errors="replace") as f:
-            stderr = f.read()
-    row["wall"] = wall
-    row["peak_rss_kernel"] = rusage.ru_maxrss * 1024 if rusage else None
+            start = time.perf_counter()
+            timed_out = False
+            while True:
+                pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.perf_counter() - start > self.timeout:
+                    timed_out = True
+                    _kill(proc.pid)
+                    _pid, status, rusage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(_POLL)
+            proc.returncode = status  # reaped here; keep Popen from waiting again
+        return time.perf_counter() - start, status, rusage.ru_maxrss * 1024, timed_out
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the child leads its own session
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _read_json(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            value = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) and "status" in value else None
+
+
+def _classify(row, result, status, timed_out, timeout, log) -> dict[str, Any]:
     if timed_out:
         return {**row, "status": "timeout", "message": f"killed after {timeout:g} s"}
-    result = _last_json(stdout)
     if result is not None:
-        row.update(result)
-        return row
+        return {**row, **result}
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
         # SIGKILL with no report is the kernel's OOM killer in practice.
         return {**row, "status": "oom" if sig == signal.SIGKILL else "crash", "message": f"killed by {name}"}
-    tail = " ".join(stderr.strip().splitlines()[-1:])[:300]
+    tail = " ".join(log.strip().splitlines()[-1:])[:300]
     return {**row, "status": "crash", "message": f"exit {os.WEXITSTATUS(status)}: {tail}"}
-
-
-def _wait(proc: subprocess.Popen, timeout: float):
-    start = time.perf_counter()
-    timed_out = False
-    while True:
-        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() - start > timeout:
-            timed_out = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            _pid, status, rusage = os.wait4(proc.pid, 0)
-            break
-        time.sleep(_POLL)
-    proc.returncode = status  # reaped here; keep Popen from waiting again
-    return time.perf_counter() - start, status, rusage, timed_out
-
-
-def _last_json(text: str) -> dict[str, Any] | None:
-    for line in reversed(text.strip().splitlines()):
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, dict) and "status" in value:
-            return value
-    return None
-
-
-def run_jobs(
-    jobs: list[Job], *, on_row: Callable[[dict[str, Any]], None] | None = None, quiet: bool = False, **kw: Any
-) -> list[dict[str, Any]]:
-    """Run every job in order, with a progress bar on stderr."""
-    rows = []
-    for job, bar in progress(jobs, quiet=quiet):
-        bar(f"{job.solver} {job.instance.get('name', '')}")
-        row = run_job(job, **kw)
-        rows.append(row)
-        if on_row:
-            on_row(row)
-    return rows
 
 
 def progress(jobs: list[Job], *, quiet: bool = False) -> Iterator[tuple[Job, Callable[[str], None]]]:

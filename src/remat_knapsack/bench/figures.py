@@ -13,6 +13,11 @@ from typing import Any
 __all__ = ["write_figures"]
 
 _FAILED = ("oom", "timeout", "crash", "error")
+_MARKERS = "osD^v<>ph*"
+
+
+def _color(plt, k: int):
+    return plt.get_cmap("tab10")(k % 10)
 
 
 def write_figures(rows: list[dict[str, Any]], solvers: list[str], out_dir: str) -> list[str]:
@@ -54,14 +59,18 @@ def _versus_n(plt, rows, solvers, key, ylabel, title, out_dir, name):
     top = max((r.get(key) or 0 for r in rows if r.get("status") == "ok"), default=1) or 1
     for k, s in enumerate(x for x in solvers if any(r["solver"] == x for r in rows)):
         ok, failed = _series(rows, s, key)
-        color = f"C{k % 10}"
+        color = _color(plt, k)
         style = "-" if any(r["solver"] == s and r.get("family") == "ours" for r in rows) else "--"
         if ok:
-            ax.plot(*zip(*ok), style, marker="o", ms=3, color=color, label=s)
+            ax.plot(*zip(*ok), style, marker=_MARKERS[k % len(_MARKERS)], ms=4, color=color, label=s)
         if failed:
             ax.plot(failed, [top * 3] * len(failed), "x", color=color, ms=8, label=None if ok else f"{s} (failed)")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    sizes = sorted({r["n"] for r in rows})
+    ax.set_xticks(sizes)
+    ax.set_xticklabels([str(n) for n in sizes])
+    ax.minorticks_off()
     ax.set_xlabel("n (paper-like instances)")
     ax.set_ylabel(ylabel)
     ax.set_title(title + "  (x: OOM or timeout)", fontsize=10)
@@ -85,10 +94,11 @@ def _gaps(plt, rows, solvers, out_dir):
             means.append(sum(gaps) / len(gaps) if gaps else 0.0)
             maxes.append(max(gaps) if gaps else 0.0)
         xs = [i + (k - (len(show) - 1) / 2) * width for i in range(len(groups))]
-        ax.bar(xs, means, width, color=f"C{k % 10}", label=s)
+        ax.bar(xs, means, width, color=_color(plt, k), label=s)
         ax.plot(xs, maxes, "_", color="k", ms=6)
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=45, ha="right", fontsize=7)
+    suite = {r["group"]: r["suite"] for r in gapped}
+    ax.set_xticklabels([f"paper {g}" if suite[g] == "paper" else g for g in groups], rotation=45, ha="right", fontsize=7)
     ax.set_ylabel("gap below best exact value (%)")
     ax.set_title("Optimality gap of inexact solvers (bar: mean, tick: max)", fontsize=10)
     ax.axhline(0, color="k", lw=0.5)

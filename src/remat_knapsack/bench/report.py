@@ -20,7 +20,7 @@ __all__ = ["score", "write_csv", "markdown", "summary", "CSV_FIELDS", "cell_stat
 
 CSV_FIELDS = [
     "suite", "group", "instance", "n", "seed", "capacity", "solver", "family", "exact", "status",
-    "seconds", "calls", "value", "best_exact", "gap_pct", "feasible", "used", "peak_rss", "peak_extra",
+    "seconds", "calls", "value", "reported_value", "best_exact", "gap_pct", "feasible", "used", "peak_rss", "peak_extra",
     "rss_before", "peak_rss_kernel", "wall", "message",
 ]  # fmt: skip
 

@@ -144,9 +144,16 @@ def test_frontier(files, tmp_path):
         assert r.returncode == 1 and "remat_knapsack.frontier" in r.stderr and "Traceback" not in r.stderr
         return
     assert r.returncode == 0, r.stderr
-    assert "knee" in r.stdout
+    assert "<- knee" in r.stdout and "file budget 0.5 -> 5" in r.stdout
     if HAS_MPL:
         assert png.stat().st_size > 1000
+    many = tmp_path / "many.json"
+    many.write_text(json.dumps(instances.paper(30, 1).as_dict()))
+    r = cli("frontier", str(many), "--rows", "5")
+    assert r.returncode == 0, r.stderr
+    assert 6 <= len(r.stdout.splitlines()) <= 8  # header lines + 5 spread rows (+ the knee)
+    r = cli("frontier", str(files["list"]), "--index", "5")
+    assert r.returncode == 2 and "out of range" in r.stderr
 
 
 # ----------------------------------------------------------------- bench
@@ -196,6 +203,23 @@ def test_bench_oom_and_timeout_cells(tmp_path):
             "--timeout", "0.2", "--out", str(out2), "--quiet")  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert [row["status"] for row in _rows(out2)] == ["timeout"]
+
+
+def test_bench_survives_failing_runs_and_spawns(tmp_path):
+    # A zero-memory item: PyTorch's greedy divides by it (ZeroDivisionError), ours save it for free.
+    rec = tmp_path / "zero.jsonl"
+    rec.write_text(json.dumps({"memory": [0.0, 0.5], "runtimes": [1.0, 2.0], "max_memory": 0.5, "graph": "g"}) + "\n")
+    solvers = ["greedy", "sparse"] + (["greedy_knapsack"] if HAS_TORCH else [])
+    out = tmp_path / "spawned"
+    r = cli("bench", "--sizes", "4", "--repeats", "1", "--classes", "none", "--instances", str(rec),
+            "--solvers", *solvers, "--spawn", "--out", str(out), "--quiet")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    rows = {(row["instance"], row["solver"]): row for row in _rows(out)}
+    assert rows[("g", "sparse")]["value"] == "3.0"
+    if HAS_TORCH:
+        assert rows[("g", "greedy_knapsack")]["status"] == "error"
+        assert "ZeroDivisionError" in rows[("g", "greedy_knapsack")]["message"]
+        assert "| greedy_knapsack | error |" in (out / "table.md").read_text()
 
 
 def test_bench_rejects_unknown_solver(tmp_path):

@@ -124,24 +124,24 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         ) from None
     doc = docs[args.index]
     try:
-        fr = frontier(doc["memory"], doc["runtimes"], None, scale=args.scale)
+        fr = frontier(doc["memory"], doc["runtimes"], None, scale=None if args.no_quantize else args.scale)
     except MemoryError as e:
         raise CliError(f"frontier: {e}", EXIT_FAIL) from None
     except ValueError as e:
         raise CliError(f"{args.file}: instance {args.index}: {e}") from None
     mem, val = list(map(float, fr.memory)), list(map(float, fr.value))
-    knee = float(fr.knee()) if mem else None
-    budget = float(doc["max_memory"])
-    print(f"{len(mem)} breakpoints; knee at memory {knee:g} (runtime saved {fr.best(knee):.10g}); "
-          f"file budget {budget:g} -> {fr.best(budget):.10g}" if mem else "empty frontier")
-    rows = range(len(mem)) if args.all or len(mem) <= args.rows else _spread(len(mem), args.rows)
+    knee, budget = float(fr.knee()), float(doc["max_memory"])
+    knee_val = float(fr.best(knee))
+    print(f"{len(mem)} breakpoints; knee at memory {knee:.10g} (runtime saved {knee_val:.10g}); "
+          f"file budget {budget:.10g} -> {float(fr.best(budget)):.10g}")  # fmt: skip
     knee_i = mem.index(knee) if knee in mem else None
+    shown = range(len(mem)) if args.all or len(mem) <= args.rows else _spread(len(mem), args.rows)
+    shown = sorted(set(shown) | ({knee_i} if knee_i is not None else set()))
     print(f"{'memory':>16}  {'runtime saved':>16}")
-    for i in rows:
-        mark = "  <- knee" if i == knee_i else ""
-        print(f"{mem[i]:>16.10g}  {val[i]:>16.10g}{mark}")
+    for i in shown:
+        print(f"{mem[i]:>16.10g}  {val[i]:>16.10g}" + ("  <- knee" if i == knee_i else ""))
     if args.plot:
-        _plot_frontier(mem, val, knee, fr.best(knee) if knee is not None else None, budget, args.plot)
+        _plot_frontier(mem, val, knee, knee_val, budget, args.plot)
         print(f"wrote {args.plot}")
     return EXIT_OK
 
@@ -165,8 +165,7 @@ def _plot_frontier(mem, val, knee, knee_val, budget, path):
         raise CliError("--plot needs matplotlib (pip install 'remat-knapsack[bench]')", EXIT_FAIL) from None
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
     ax.step([0.0, *mem], [0.0, *val], where="post", lw=1.2, label="best runtime saved")
-    if knee is not None:
-        ax.plot([knee], [knee_val], "o", color="C3", ms=7, label=f"knee ({knee:.4g})")
+    ax.plot([knee], [knee_val], "o", color="C3", ms=7, label=f"knee ({knee:.4g})")
     ax.axvline(budget, color="C2", ls="--", lw=1, label=f"file budget ({budget:.4g})")
     ax.set_xlabel("memory budget")
     ax.set_ylabel("runtime saved")
@@ -288,7 +287,9 @@ def build_parser() -> argparse.ArgumentParser:
     f = sub.add_parser("frontier", help="the memory/runtime trade-off curve, with its knee")
     f.add_argument("file", metavar="FILE")
     f.add_argument("--plot", metavar="OUT.png", help="write a matplotlib figure with the knee marked")
-    f.add_argument("--scale", type=_positive_float, default=10_000)
+    qf = f.add_mutually_exclusive_group()
+    qf.add_argument("--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000)")
+    qf.add_argument("--no-quantize", action="store_true", help="exact on real-valued memory")
     f.add_argument("--index", type=int, default=0, help="which instance of a multi-instance file (default 0)")
     f.add_argument("--rows", type=_count, default=25, help="table rows to print (default 25)")
     f.add_argument("--all", action="store_true", help="print every breakpoint")
@@ -302,17 +303,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     g.set_defaults(func=cmd_generate)
 
+    from .bench.run import FULL, QUICK
+
+    def preset(key: str, unit: str = "") -> str:
+        show = lambda v: " ".join(map(str, v)) if isinstance(v, list) else f"{v:g}"  # noqa: E731
+        return f"full: {show(FULL[key])}{unit}, quick: {show(QUICK[key])}{unit}"
+
     b = sub.add_parser("bench", help="every solver side by side, each in a capped subprocess")
     b.add_argument("--quick", action="store_true", help="small grid, under 3 minutes")
     b.add_argument("--out", default="bench-results", metavar="DIR", help="output directory (default bench-results)")
     b.add_argument("--solvers", nargs="+", metavar="NAME", help="default: every solver available here")
-    b.add_argument("--sizes", nargs="+", type=int, metavar="N", help="paper-like sizes (full: 5 10 20 50 100 2000)")
-    b.add_argument("--repeats", type=_count, help="instances (seeds) per size (full: 3, quick: 1)")
-    b.add_argument("--timeout", type=_positive_float, metavar="S", help="per run, seconds (full: 120, quick: 60)")
+    b.add_argument("--sizes", nargs="+", type=int, metavar="N", help=f"paper-like sizes ({preset('sizes')})")
+    b.add_argument("--repeats", type=_count, help=f"instances (seeds) per size ({preset('repeats')})")
+    b.add_argument("--timeout", type=_positive_float, metavar="S", help=f"per run ({preset('timeout', ' s')})")
     b.add_argument("--memory-cap", dest="memory_cap_gb", type=_nonneg_float, metavar="GB",
-                   help="RLIMIT_AS per run in GiB, 0 for none (full: 16, quick: 8)")  # fmt: skip
+                   help=f"RLIMIT_AS per run in GiB, 0 for none ({preset('memory_cap_gb')})")  # fmt: skip
     b.add_argument("--classes", nargs="+", metavar="CLASS", help="Pisinger classes (default all; 'none' for none)")
-    b.add_argument("--class-sizes", nargs="+", type=int, metavar="N", help="n for the classes (full: 1000, quick: 50)")
+    b.add_argument("--class-sizes", nargs="+", type=int, metavar="N", help=f"n for the classes ({preset('class_sizes')})")
     b.add_argument("--instances", nargs="+", metavar="FILE", help="recorded instance files (JSONL from record_instances)")
     b.add_argument("--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000)")
     b.add_argument("--spawn", action="store_true",

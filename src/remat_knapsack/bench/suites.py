@@ -24,7 +24,7 @@ def paper_suite(sizes: Iterable[int], repeats: int) -> list[Entry]:
     for n in sizes:
         for seed in range(repeats):
             inst = gen.paper(n, seed).as_dict()
-            out.append((inst, _meta("paper", f"n={n}", n, seed, inst)))
+            out.append((inst, _meta("paper", f"n={n}", n, seed, inst, series="paper")))
     return out
 
 
@@ -36,7 +36,7 @@ def class_suite(classes: Iterable[str], sizes: Iterable[int], repeats: int, R: i
                 inst = gen.pisinger(cls, n, R=R, seed=seed).as_dict()
                 inst["memory"] = [w / scale for w in inst["memory"]]
                 inst["max_memory"] = inst["max_memory"] / scale
-                out.append((inst, _meta("classes", f"{cls} n={n}", n, seed, inst)))
+                out.append((inst, _meta("classes", f"{cls} n={n}", n, seed, inst, series=cls)))
     return out
 
 
@@ -51,5 +51,6 @@ def recorded_suite(path: str, docs: list[dict[str, Any]]) -> list[Entry]:
     return out
 
 
-def _meta(suite: str, group: str, n: int, seed: int, inst: dict[str, Any]) -> dict[str, Any]:
-    return {"suite": suite, "group": group, "n": n, "seed": seed, "instance": inst.get("name", "")}
+def _meta(suite: str, group: str, n: int, seed: int, inst: dict[str, Any], series: str | None = None) -> dict[str, Any]:
+    """``series``: instances of one generator at growing n (a solver that timed out is not run at larger n)."""
+    return {"suite": suite, "group": group, "n": n, "seed": seed, "instance": inst.get("name", ""), "series": series}

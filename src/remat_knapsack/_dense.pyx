@@ -22,7 +22,6 @@ import numpy as np
 
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t, uint8_t, uint64_t
-from libc.string cimport memset
 
 from . import _bounds
 
@@ -32,18 +31,20 @@ ctypedef fused real:
 
 
 cdef extern from "_dense_kernels.h" nogil:
-    void rk_pass_f32(float* dp, int64_t lo, int64_t hi, int64_t w, float v)
-    void rk_pass_f64(double* dp, int64_t lo, int64_t hi, int64_t w, double v)
-    void rk_pass_bits_f32(float* dp, int64_t lo, int64_t hi, int64_t w, float v,
-                          uint64_t* words, int64_t base)
-    void rk_pass_bits_f64(double* dp, int64_t lo, int64_t hi, int64_t w, double v,
-                          uint64_t* words, int64_t base)
+    int rk_profile_f32(const int64_t* w, const double* v, int64_t n, int64_t c,
+                       int64_t extra, const int64_t* blo, const int64_t* bhi,
+                       float* dp, uint64_t* bits, const int64_t* off, uint8_t* tail,
+                       int threads)
+    int rk_profile_f64(const int64_t* w, const double* v, int64_t n, int64_t c,
+                       int64_t extra, const int64_t* blo, const int64_t* bhi,
+                       double* dp, uint64_t* bits, const int64_t* off, uint8_t* tail,
+                       int threads)
 
 
-cdef void _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
-                   int64_t extra, const int64_t* blo, const int64_t* bhi,
-                   real* dp, uint64_t* bits, const int64_t* off,
-                   uint8_t* tail) noexcept nogil:
+cdef int _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
+                  int64_t extra, const int64_t* blo, const int64_t* bhi,
+                  real* dp, uint64_t* bits, const int64_t* off,
+                  uint8_t* tail, int threads) noexcept nogil:
     """One fused in-place pass per item: dp[b] = best value within capacity b.
 
     On return dp is valid for b in [max(0, c - extra), min(c, total weight)]
@@ -53,69 +54,17 @@ cdef void _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
     or above the running weight P of the items seen so far hold their running
     total T: they are not touched until an item can miss them.
 
-    ``blo``/``bhi`` (or NULL): the capacities item i may update. Without them
-    no initialisation of dp is needed; with them the cells a pass reads are
-    zeroed the first time (``z_lo``..``z_hi`` is what has been zeroed).
-
-    With ``bits`` (and ``off``, ``tail``; see :func:`leaf_layout`), a bit
-    records that item i improved capacity b, and ``tail[i]`` that it improved
-    the all-fit total.
+    ``blo``/``bhi`` (or NULL): the capacities item i may update; then the
+    cells the passes read are zeroed first. With ``bits`` (and ``off``,
+    ``tail``; see :func:`leaf_layout`), a bit records that item i improved
+    capacity b, and ``tail[i]`` that it improved the all-fit total.
+    ``threads`` = 2 runs the passes as a wavefront on two cores (see
+    ``_dense_kernels.h``). Returns -1 if scratch memory could not be had.
     """
-    cdef int64_t rem = 0, P = 0, lo, hi, b, bot, wi, z_lo = 0, z_hi = -1
-    cdef real T = 0, Tn, vi
-    cdef Py_ssize_t i
-    for i in range(n):
-        rem += w[i]
-    for i in range(n):
-        wi = w[i]
-        vi = <real>v[i]
-        rem -= wi
-        lo = c - rem - extra
-        if lo < 0:
-            lo = 0
-        hi = P + wi - 1
-        if hi > c:
-            hi = c
-        if blo != NULL:
-            if blo[i] > lo:
-                lo = blo[i]
-            if bhi[i] < hi:
-                hi = bhi[i]
-            if hi >= lo:  # zero what this pass may read and was never written
-                b = lo - wi if lo >= wi else 0
-                if z_hi < z_lo:
-                    z_lo = b
-                    z_hi = b - 1
-                if b < z_lo:
-                    memset(dp + b, 0, (z_lo - b) * sizeof(real))
-                    z_lo = b
-                if hi > z_hi:
-                    memset(dp + z_hi + 1, 0, (hi - z_hi) * sizeof(real))
-                    z_hi = hi
-        # Capacities in [P, hi] held T until now: store it, then update.
-        b = P if P > lo else lo
-        while b <= hi:
-            dp[b] = T
-            b += 1
-        bot = lo if lo > wi else wi
-        if hi >= bot:
-            if bits == NULL:
-                if real is float:
-                    rk_pass_f32(dp, bot, hi, wi, vi)
-                else:
-                    rk_pass_f64(dp, bot, hi, wi, vi)
-            else:
-                if real is float:
-                    rk_pass_bits_f32(dp, bot, hi, wi, vi, bits + off[i], lo >> 6)
-                else:
-                    rk_pass_bits_f64(dp, bot, hi, wi, vi, bits + off[i], lo >> 6)
-        Tn = T + vi
-        if tail != NULL:
-            tail[i] = Tn > T
-        T = Tn
-        P += wi
-    if P <= c:
-        dp[P] = T
+    if real is float:
+        return rk_profile_f32(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, threads)
+    else:
+        return rk_profile_f64(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, threads)
 
 
 def leaf_layout(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
@@ -148,7 +97,7 @@ def leaf_bits(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
 
 
 def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
-         uint8_t[::1] sel, scratch=None, blo=None, bhi=None):
+         uint8_t[::1] sel, scratch=None, blo=None, bhi=None, int threads=1):
     """Full-table DP with one decision bit per cell, then dp_knapsack's backtrack.
 
     Sets ``sel[i] = 1`` for the chosen items. ``row`` needs c + 1 cells. The
@@ -181,8 +130,12 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
     cdef uint8_t[::1] tail = tail_a
     cdef int64_t j = c, k
     cdef bint take, lost = False
+    cdef int err
     with nogil:
-        _profile(&w[0], &v[0], n, c, 0, blp, bhp, &row[0], &bits[0], &off[0], &tail[0])
+        err = _profile(&w[0], &v[0], n, c, 0, blp, bhp, &row[0], &bits[0], &off[0], &tail[0], threads)
+    if err:
+        raise MemoryError("scratch arrays for the DP pass")
+    with nogil:
         for i in range(n - 1, -1, -1):
             if j >= run[i]:
                 take = tail[i]
@@ -200,13 +153,16 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
 
 
 def profile(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
-            int64_t extra=0):
+            int64_t extra=0, int threads=1):
     """Best value within every capacity (valid from ``c - extra`` up), in ``row``."""
+    cdef int err
     if w.shape[0] == 0:
         row[:c + 1] = 0
         return
     with nogil:
-        _profile(&w[0], &v[0], w.shape[0], c, extra, NULL, NULL, &row[0], NULL, NULL, NULL)
+        err = _profile(&w[0], &v[0], w.shape[0], c, extra, NULL, NULL, &row[0], NULL, NULL, NULL, threads)
+    if err:
+        raise MemoryError("scratch arrays for the DP pass")
 
 
 cdef void _keyed_profile(const int64_t* w, const double* v, Py_ssize_t n,
@@ -263,6 +219,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     cdef int64_t cc, WL, WR, a, a_lo, a_hi, best_a, used
     cdef double s, best, lb
     cdef Py_ssize_t ties
+    cdef int err
     cdef int64_t[::1] pre
     cdef const int64_t[::1] bl, bh, gl, gh
     cdef const int64_t* pbl
@@ -299,11 +256,11 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             fl, fh = _bounds.intervals(w[l:r], v[l:r], np.arange(r - l), cc, lb - tol)
             if leaf_bits(w[l:r], cc, fl, fh) <= leaf_max_bits:
                 stats["leaves"] += 1
-                leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh)
+                leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh, threads)
                 continue
         elif leaf_bits(w[l:r], cc) <= leaf_max_bits:
             stats["leaves"] += 1
-            leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch)
+            leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, None, None, threads)
             continue
         m = (l + r) // 2
         WL = pre[m] - pre[l]
@@ -321,12 +278,16 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             # Only split capacities inside both last intervals can be optimal.
             a_lo = max(a_lo, bl[m - l - 1], cc - gh[r - m - 1])
             a_hi = min(a_hi, bh[m - l - 1], cc - gl[r - m - 1])
+        err = 0
         with nogil:
             for h in prange(2, num_threads=threads, schedule="static"):
                 if h == 0:
-                    _profile(&w[l], &v[l], m - l, cc, WR, pbl, pbh, &A[0], NULL, NULL, NULL)
+                    err += _profile(&w[l], &v[l], m - l, cc, WR, pbl, pbh, &A[0], NULL, NULL, NULL, 1)
                 else:
-                    _profile(&w[m], &v[m], r - m, cc, WL, pgl, pgh, &B[0], NULL, NULL, NULL)
+                    err += _profile(&w[m], &v[m], r - m, cc, WL, pgl, pgh, &B[0], NULL, NULL, NULL, 1)
+        if err:
+            raise MemoryError("scratch arrays for the DP pass")
+        with nogil:
             best = -1.0
             best_a = a_lo
             ties = 0

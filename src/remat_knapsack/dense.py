@@ -94,7 +94,7 @@ def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray,
     c = int(items.capacity)
     if items.weights.size:
         row = np.empty(c + 1, dtype=np.float64)
-        _dense.leaf(items.weights, items.values, c, row, sel)
+        _dense.leaf(items.weights, items.values, c, row, sel, None, None, None, THREADS)
     return np.flatnonzero(sel), {"peak_bytes": need, "dtype": "float64"}
 
 

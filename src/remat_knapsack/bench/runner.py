@@ -43,7 +43,7 @@ class Runner:
     def __init__(self, *, scale: float, timeout: float, memory_cap: int | None, min_time: float, fork: bool = True):
         self.scale, self.timeout, self.memory_cap, self.min_time = scale, timeout, memory_cap, min_time
         self.fork = fork and hasattr(os, "fork")
-        self.env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+        self.env = dict(os.environ)  # every solver keeps its own threading defaults
         self._servers: dict[tuple[str, ...], ForkServer] = {}
         self._peers = available()
 

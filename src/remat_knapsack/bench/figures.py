@@ -32,14 +32,14 @@ def write_figures(rows: list[dict[str, Any]], solvers: list[str], out_dir: str) 
     paths = []
     if paper:
         paths.append(_versus_n(plt, paper, solvers, "seconds", "mean runtime per call (s)", "Runtime against n", out_dir, "runtime_vs_n.png"))
-        paths.append(_versus_n(plt, paper, solvers, "peak_extra", "peak extra memory (bytes)", "Peak solver memory against n", out_dir, "memory_vs_n.png"))
+        paths.append(_versus_n(plt, paper, solvers, "peak_extra", "peak extra memory (MiB)", "Peak solver memory against n", out_dir, "memory_vs_n.png"))
     gap_path = _gaps(plt, rows, solvers, out_dir)
     if gap_path:
         paths.append(gap_path)
     return paths
 
 
-def _series(rows, solver, key):
+def _series(rows, solver, key, unit=1.0):
     by_n: dict[int, list] = defaultdict(list)
     for r in rows:
         if r["solver"] == solver:
@@ -48,7 +48,7 @@ def _series(rows, solver, key):
     for n in sorted(by_n):
         vals = [r[key] for r in by_n[n] if r.get("status") == "ok" and r.get(key) is not None]
         if vals:
-            ok.append((n, sum(vals) / len(vals)))
+            ok.append((n, sum(vals) / len(vals) / unit))
         elif any(r.get("status") in _FAILED for r in by_n[n]):
             failed.append(n)
     return ok, failed
@@ -56,9 +56,10 @@ def _series(rows, solver, key):
 
 def _versus_n(plt, rows, solvers, key, ylabel, title, out_dir, name):
     fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
-    top = max((r.get(key) or 0 for r in rows if r.get("status") == "ok"), default=1) or 1
+    unit = 2**20 if key.startswith("peak") else 1.0
+    top = max((r.get(key) or 0 for r in rows if r.get("status") == "ok"), default=1) / unit or 1
     for k, s in enumerate(x for x in solvers if any(r["solver"] == x for r in rows)):
-        ok, failed = _series(rows, s, key)
+        ok, failed = _series(rows, s, key, unit)
         color = _color(plt, k)
         style = "-" if any(r["solver"] == s and r.get("family") == "ours" for r in rows) else "--"
         if ok:

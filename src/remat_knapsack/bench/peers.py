@@ -46,9 +46,15 @@ def _has(module: str) -> bool:
 
 
 def _ours() -> list[Peer]:
-    from .. import SOLVERS
+    from .. import SOLVERS, api
 
-    return [Peer(s, "ours", exact=s != "greedy", needs=("scipy.optimize",) if s == "ilp" else ()) for s in SOLVERS]
+    registry = getattr(api, "_REGISTRY", {})  # each solver's own exactness flag; "auto" is exact
+
+    def exact(name: str) -> bool:
+        spec = registry.get(name)
+        return bool(getattr(spec, "exact", name != "greedy"))
+
+    return [Peer(s, "ours", exact(s), needs=("scipy.optimize",) if s == "ilp" else ()) for s in SOLVERS]
 
 
 def available() -> dict[str, Peer]:

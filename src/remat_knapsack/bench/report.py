@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 from .peers import Peer
 
-__all__ = ["score", "write_csv", "markdown", "summary", "CSV_FIELDS", "cell_status"]
+__all__ = ["score", "write_csv", "read_csv", "markdown", "summary", "CSV_FIELDS", "cell_status"]
 
 CSV_FIELDS = [
     "suite", "group", "instance", "n", "seed", "capacity", "solver", "family", "exact", "status",
@@ -63,6 +63,26 @@ def write_csv(rows: Iterable[dict[str, Any]], path: str) -> None:
         w.writeheader()
         for row in rows:
             w.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in CSV_FIELDS})
+
+
+_INT = {"n", "seed", "capacity", "calls", "peak_rss", "peak_extra", "rss_before", "peak_rss_kernel"}
+_FLOAT = {"seconds", "value", "reported_value", "best_exact", "gap_pct", "used", "wall"}
+_BOOL = {"exact", "feasible"}
+
+
+def read_csv(path: str) -> list[dict[str, Any]]:
+    """Rows as :func:`write_csv` wrote them, typed again (empty cells become None)."""
+    def typed(k: str, v: str) -> Any:
+        if v == "":
+            return None
+        if k in _INT:
+            return int(float(v))
+        if k in _FLOAT:
+            return float(v)
+        return v == "True" if k in _BOOL else v
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: typed(k, v) for k, v in row.items()} for row in csv.DictReader(f)]
 
 
 # ---------------------------------------------------------------- tables

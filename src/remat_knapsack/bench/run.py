@@ -14,7 +14,7 @@ from typing import Any
 from . import files, figures, peers, report, suites
 from .runner import Job, Runner, progress
 
-__all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine"]
+__all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine", "rerender"]
 
 
 @dataclass
@@ -140,3 +140,22 @@ def _header(cfg: BenchConfig, names: list[str], elapsed: float) -> str:
         "- paper-like: memory U[100, 1000] with 4 decimals, runtimes U[1, 100], budget half the total memory; "
         "Pisinger's classes: weights divided by the scale, so every solver quantises them back exactly\n"
     )
+
+
+def rerender(out_dir: str) -> list[str]:
+    """Redraw DIR/table.md (keeping its header) and the figures from DIR/results.csv."""
+    rows = report.read_csv(os.path.join(out_dir, "results.csv"))
+    names = list(dict.fromkeys(r["solver"] for r in rows))
+    table = os.path.join(out_dir, "table.md")
+    header = ""
+    if os.path.exists(table):
+        with open(table, encoding="utf-8") as f:
+            header = f.read().split("\n### ", 1)[0].rstrip() + "\n"
+    with open(table, "w", encoding="utf-8") as f:
+        f.write(report.markdown(rows, names, header))
+    return [table, *figures.write_figures(rows, names, out_dir)]
+
+
+if __name__ == "__main__":  # python -m remat_knapsack.bench.run DIR: redraw from results.csv
+    for path in rerender(sys.argv[1]):
+        print(path)

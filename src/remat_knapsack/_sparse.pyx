@@ -36,25 +36,43 @@ Three pieces:
 import numpy as np
 
 from libc.math cimport fabs, floor, INFINITY
-from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport int32_t, uint8_t, uint64_t
+from libc.stdlib cimport free, malloc, qsort, realloc
 
 cdef enum:
     VW = 2            # 64-bit words of decision history per state
     VBITS = 128       # = 64 * VW core steps remembered per state
 
+cdef struct Card:
+    # A second bound, Lagrangian in weight (lam) and item count (mu):
+    #   v(X) <= P + lam (c - W) + mu (k - |state|) + sum of positive reduced
+    #   profits d_j = v_j - lam w_j - mu of the items still to add and of -d_j
+    #   of those still to remove,
+    # with k = kmax (no feasible set has more items) when mu >= 0 and
+    # k = kmin(goal) (fewer items cannot reach the goal) when mu < 0.
+    # This is what makes (almost / inverse) strongly correlated items cheap.
+    double lam
+    double mu
+    double kmax
+    const double* topv   # prefix sums of all values, largest first (ntop + 1)
+    Py_ssize_t ntop
+
 cdef struct Pool:
     double* W
     double* P
     uint64_t* V
+    int32_t* K
     double* W2
     double* P2
     uint64_t* V2
+    int32_t* K2
     Py_ssize_t cap
     Py_ssize_t max_states
     Py_ssize_t peak
     Py_ssize_t generated
     Py_ssize_t runs
+    Py_ssize_t first_steps   # core steps of the first (optimise) run
+    Py_ssize_t first_best    # the step at which it found its best state
 
 
 cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
@@ -90,6 +108,12 @@ cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
     p = realloc(pool.V2, nc * VW * sizeof(uint64_t))
     if p == NULL: return -1
     pool.V2 = <uint64_t*>p
+    p = realloc(pool.K, nc * sizeof(int32_t))
+    if p == NULL: return -1
+    pool.K = <int32_t*>p
+    p = realloc(pool.K2, nc * sizeof(int32_t))
+    if p == NULL: return -1
+    pool.K2 = <int32_t*>p
     pool.cap = nc
     if nc > pool.peak:
         pool.peak = nc
@@ -99,6 +123,8 @@ cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
 cdef void _release(Pool* pool) noexcept nogil:
     free(pool.W); free(pool.P); free(pool.V)
     free(pool.W2); free(pool.P2); free(pool.V2)
+    free(pool.K); free(pool.K2)
+    pool.K = NULL; pool.K2 = NULL
     pool.W = NULL; pool.P = NULL; pool.V = NULL
     pool.W2 = NULL; pool.P2 = NULL; pool.V2 = NULL
     pool.cap = 0
@@ -109,13 +135,69 @@ cdef inline double _slack(double a, double b) noexcept nogil:
     return 1e-9 + 1e-15 * (fabs(a) + fabs(b))
 
 
+cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
+    cdef double x = (<const double*>a)[0], y = (<const double*>b)[0]
+    return (x < y) - (x > y)
+
+
+cdef int _local_counts(const double* w, const double* v, Py_ssize_t n, double c,
+                       Card* out, double** topv) noexcept nogil:
+    """kmax and the value prefix sums of this item set (for decide runs on
+    subsets, whose counts are tighter than the whole instance's)."""
+    cdef double* t = <double*>malloc((n + 1) * sizeof(double))
+    cdef double* ww = <double*>malloc((n + 1) * sizeof(double))
+    cdef Py_ssize_t i
+    cdef double acc = 0
+    if t == NULL or ww == NULL:
+        free(t); free(ww)
+        return -1
+    for i in range(n):
+        t[i + 1] = v[i]
+        ww[i] = -w[i]
+    qsort(&t[1], n, sizeof(double), _cmp_desc)
+    qsort(ww, n, sizeof(double), _cmp_desc)  # -w descending = w ascending
+    t[0] = 0
+    for i in range(n):
+        t[i + 1] += t[i]
+    out.kmax = n
+    for i in range(n):
+        acc -= ww[i]
+        if acc > c:
+            out.kmax = i
+            break
+    free(ww)
+    out.topv = t
+    out.ntop = n
+    topv[0] = t
+    return 0
+
+
+cdef double _kcount(const Card* card, double goal) noexcept nogil:
+    """The k of the cardinality term: kmax, or when mu < 0 the fewest items
+    whose values (largest first) can reach ``goal``."""
+    cdef Py_ssize_t lo = 0, hi = card.ntop, mid
+    if card.mu >= 0:
+        return card.kmax
+    if card.topv[hi] * (1 + 1e-12) + 1e-9 < goal:
+        return <double>(hi + 1)  # unreachable: any k > n makes the bound prune
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if card.topv[mid] * (1 + 1e-12) + 1e-9 >= goal:
+            hi = mid
+        else:
+            lo = mid + 1
+    return <double>lo
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
-                      Pool* pool, uint8_t* x, double* zout,
+                      Pool* pool, const Card* card, uint8_t* x, double* zout,
                       Py_ssize_t* bout) noexcept nogil:
     """Expanding-core Pareto DP over items sorted by efficiency (descending).
 
-    Optimise (decide == 0): ``x`` gets an optimal set, ``zout`` its value.
+    Optimise (decide == 0): ``x`` gets an optimal set, ``zout`` its value;
+    ``goal`` is a value known to be reachable (0 if none): when nothing beats
+    it, return 2 (``x`` then holds only the greedy set).
     Decide (decide == 1): ``x`` gets a set of value >= goal - tol within c,
     return 0 if there is none. Returns 1 on success, -1 when the states would
     exceed ``pool.max_states``, -2 on an internal inconsistency.
@@ -130,6 +212,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t* seq
     cdef double* tmp
     cdef uint64_t* tmpv
+    cdef int32_t* tmpk
+    cdef int32_t kx
+    cdef double* A = NULL
+    cdef double* B = NULL
+    cdef double lam = 0, mu = 0, kk = 0, sl2 = 0, ub2, dj, kc, ubc = INFINITY
+    cdef Card lc
+    cdef double* ltop = NULL
 
     pool.runs += 1
     b = 0
@@ -162,17 +251,47 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             return 1
         thr = goal - tol
     else:
-        z = gp
+        z = gp if gp >= goal else goal  # goal: a value already known reachable
         thr = z + 1.0 if integral else z + tol
     if ub0 + _slack(psum, term) < thr:
-        return 0 if decide else 1
+        return 0 if decide else (1 if gp >= goal else 2)
+    if card != NULL and card.topv == NULL and card.mu == 0:
+        card = NULL  # no count term: the bound is the plain Lagrangian one
+    if card != NULL and card.topv == NULL:
+        lc = card[0]
+        if _local_counts(w, v, n, c, &lc, &ltop) < 0:
+            return -1
+        card = &lc
+    if card != NULL:
+        A = <double*>malloc((n + 1) * sizeof(double))
+        B = <double*>malloc((n + 1) * sizeof(double))
+        if A == NULL or B == NULL:
+            free(A); free(B); free(ltop)
+            return -1
+        lam = card.lam
+        mu = card.mu
+        A[n] = 0
+        for i in range(n - 1, -1, -1):
+            dj = v[i] - lam * w[i] - mu
+            A[i] = A[i + 1] + (dj if dj > 0 else 0)
+        B[0] = 0
+        for i in range(n):
+            dj = v[i] - lam * w[i] - mu
+            B[i + 1] = B[i] + (-dj if dj < 0 else 0)
+        sl2 = 1e-9 + 1e-11 * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
+        kk = _kcount(card, thr)
+        ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
+        if ubc + sl2 < thr:
+            free(A); free(B); free(ltop)
+            return 0 if decide else (1 if gp >= goal else 2)
 
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
-        free(seq)
+        free(seq); free(A); free(B); free(ltop)
         return -1
     pool.W[0] = wsum
     pool.P[0] = psum
+    pool.K[0] = <int32_t>b
     for q in range(VW):
         pool.V[q] = 0
         best_V[q] = 0
@@ -186,17 +305,19 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             m = t
             dw = w[t]
             dv = v[t]
+            kx = 1
             t += 1
         else:
             m = s
             dw = -w[s]
             dv = -v[s]
+            kx = -1
             s -= 1
         seq[k] = m
         et = v[t] / w[t] if t < n else 0.0
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
-            free(seq)
+            free(seq); free(A); free(B); free(ltop)
             return -1
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
@@ -216,11 +337,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 Wx = pool.W[ia]
                 Px = pool.P[ia]
                 va = &pool.V[ia * VW]
+                kc = pool.K[ia]
                 ia += 1
             else:
                 Wx = pool.W[ib] + dw
                 Px = pool.P[ib] + dv
                 va = &pool.V[ib * VW]
+                kc = pool.K[ib] + kx
                 ib += 1
             if Px <= maxP:
                 continue
@@ -234,6 +357,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             ub = Px + term
             if ub + _slack(Px, term) < thr:
                 continue
+            if A != NULL:
+                ub2 = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
+                if ub2 + sl2 < thr:
+                    continue
             vo = &pool.V2[out * VW]
             for q in range(VW):
                 vo[q] = va[q]
@@ -243,6 +370,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 vo[word] |= bit
             pool.W2[out] = Wx
             pool.P2[out] = Px
+            pool.K2[out] = <int32_t>kc
             out += 1
             if Wx <= c and Px >= thr:
                 best_W = Wx
@@ -254,19 +382,30 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                     found = 1
                     break
                 thr = Px + 1.0 if integral else Px + tol
-                if ub0 + _slack(psum, ub0 - psum) < thr:
-                    found = 1  # the incumbent reached the global bound
+                if A != NULL:
+                    kk = _kcount(card, thr)
+                if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr:
+                    found = 1  # the incumbent reached a global bound
                     break
         pool.generated += out
         tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
         tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
         tmpv = pool.V; pool.V = pool.V2; pool.V2 = tmpv
+        tmpk = pool.K; pool.K = pool.K2; pool.K2 = tmpk
         cnt = out
         k += 1
 
-    if best_k < 0:  # nothing beat greedy (optimise) or nothing reached the goal (decide)
+    free(A); free(B); free(ltop)
+    if pool.runs == 1:
+        pool.first_steps = k
+        pool.first_best = best_k
+    if card != NULL:  # a recovery run on a subset computes its own counts
+        lc = card[0]
+        lc.topv = NULL
+        card = &lc
+    if best_k < 0:  # nothing beat greedy / goal (optimise) or reached the goal (decide)
         free(seq)
-        return 0 if decide else 1
+        return 0 if decide else (1 if gp >= goal else 2)
     zout[0] = best_P
     # The break solution, then the remembered core steps flipped.
     for i in range(n):
@@ -281,14 +420,14 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         free(seq)
         return 1
     # Steps 0 .. lo-1 are forgotten: fix everything else, decide on those items.
-    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, x)
+    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
     free(seq)
     return r
 
 
 cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double c,
                          const Py_ssize_t* seq, Py_ssize_t lo, double value,
-                         int integral, double tol, Pool* pool,
+                         int integral, double tol, Pool* pool, const Card* card,
                          uint8_t* x) noexcept nogil:
     """``x`` is right except on the items of core steps 0..lo-1: fix the others
     and find those by a *decide* run that must reach ``value`` in total."""
@@ -311,7 +450,7 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
             elif x[i]:
                 wdet += w[i]
                 pdet += v[i]
-        r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, subx, &zsub, &bsub)
+        r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, card, subx, &zsub, &bsub)
         if r == 1:
             m = 0
             for i in range(n):
@@ -332,11 +471,14 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     cdef Pool pool
     pool.W = NULL; pool.P = NULL; pool.V = NULL
     pool.W2 = NULL; pool.P2 = NULL; pool.V2 = NULL
+    pool.K = NULL; pool.K2 = NULL
     pool.cap = 0
     pool.max_states = max_states
     pool.peak = 0
     pool.generated = 0
     pool.runs = 0
+    pool.first_steps = 0
+    pool.first_best = -1
     return pool
 
 
@@ -365,11 +507,15 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     cdef const double[::1] ws = ws_a, vs = vs_a
     cdef uint8_t[::1] xs = xs_a
     cdef Pool pool = _new_pool(max_states)
+    cdef Card card
+    topv_a = np.zeros(n + 1)
+    np.cumsum(np.sort(va_)[::-1], out=topv_a[1:])
+    cdef const double[::1] topv = topv_a
+    _multipliers(ws_a, vs_a, c, topv_a, &card)
+    card.topv = &topv[0]
+    card.ntop = n
     try:
-        with nogil:
-            r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, &pool, &xs[0], &z, &b)
-        if r < 0:
-            _raise(r, pool)
+        r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
         S_a = np.zeros(n, dtype=np.uint8)
         S_a[order[xs_a.astype(bool)]] = 1
         stats = {"opt_states": pool.generated, "free": 0, "queries": 0}
@@ -385,6 +531,12 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         Sb = S_a.astype(bool)
         fix1 = (L - np.maximum(d, 0) + sl < thr) & Sb
         fix0 = (L + np.minimum(d, 0) + sl < thr) & ~Sb
+        # The same test with the cardinality multipliers.
+        d2 = va_ - card.lam * wa - card.mu
+        L2 = card.lam * c + card.mu * _kcount(&card, thr) + float(np.maximum(d2, 0).sum())
+        sl2 = 1e-9 + 1e-11 * (abs(L2) + float(np.abs(d2).sum()) + abs(card.mu) * n)
+        fix1 |= (L2 - np.maximum(d2, 0) + sl2 < thr) & Sb
+        fix0 |= (L2 + np.minimum(d2, 0) + sl2 < thr) & ~Sb
         free_idx = np.flatnonzero(~(fix1 | fix0))
         nu = free_idx.shape[0]
         stats["free"] = nu
@@ -393,12 +545,71 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             return _stats(stats, pool)
         r = _canonical(wa, va_, order, free_idx, S_a, c - float(wa[fix1].sum()),
                        float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
-                       integral, tol, &pool, stats)
+                       integral, tol, &pool, &card, stats)
         sel_np = np.asarray(sel)
         sel_np[free_idx] = S_a[free_idx]
         return _stats(stats, pool)
     finally:
         _release(&pool)
+
+
+cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
+                        double c, int integral, double tol, Pool* pool,
+                        const Card* card, uint8_t[::1] xs, double* z,
+                        Py_ssize_t* b) except -9:
+    """OPT and an optimal set (efficiency order) into ``xs``: one optimise run.
+
+    (Decide runs at the cardinality bound first were tried: on inverse
+    strongly correlated items every state's bound equals it, so they cost the
+    same as the optimise run.)
+    """
+    cdef Py_ssize_t r
+    with nogil:
+        r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
+    if r < 0:
+        _raise(r, pool[0])
+    return 1
+
+
+cdef void _multipliers(ws, vs, double c, topv, Card* card):
+    """Multipliers of the cardinality bound, from the items around the break.
+
+    The items near the break item (efficiency order) are fitted by a line
+    v = lam w + mu; for strongly correlated classes (v = w + R/10,
+    w = v + R/10, ...) that is the exact relation, and the bound then counts
+    items instead of weight. Given lam, mu is the best value for it: the k-th
+    largest reduced profit v - lam w, with k = kmax (mu >= 0) or kmin (mu < 0).
+    """
+    cdef Py_ssize_t n = ws.shape[0], b, lo, hi, k
+    card.lam = 0
+    card.mu = 0
+    card.kmax = n
+    cw = np.cumsum(ws)
+    b = int(np.searchsorted(cw, c, side="right"))
+    if b >= n or n < 4:
+        return
+    card.kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
+    lo = max(0, b - 32)
+    hi = min(n, b + 33)
+    xw = ws[lo:hi]
+    yv = vs[lo:hi]
+    vx = float(np.var(xw))
+    if vx <= 0:
+        return
+    lam = float(np.mean((xw - xw.mean()) * (yv - yv.mean()))) / vx
+    if not (lam > 0):
+        return
+    mu0 = float(yv.mean() - lam * xw.mean())
+    dd = vs - lam * ws
+    if mu0 >= 0:
+        k = int(card.kmax)
+        mu = max(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
+    else:
+        psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
+        k = int(np.searchsorted(topv, psum, side="left"))
+        mu = min(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
+    card.lam = lam
+    card.mu = mu
 
 
 cdef _raise(Py_ssize_t r, Pool pool):
@@ -411,12 +622,14 @@ cdef dict _stats(dict stats, Pool pool):
     stats["peak_states"] = pool.peak
     stats["states"] = pool.generated
     stats["runs"] = pool.runs
+    stats["opt_steps"] = pool.first_steps
+    stats["opt_found_at"] = pool.first_best
     return stats
 
 
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
-                           dict stats) except -3:
+                           const Card* card, dict stats) except -3:
     """Top-down over the free items: keep the canonical (dp_knapsack) choice.
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
@@ -426,6 +639,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t nu = free_idx.shape[0], k, i, m, nsub, r, queries = 0, q
     cdef double ub, lag, zz, sl
     cdef Py_ssize_t bb
+    cdef Card qcard = card[0]
+    qcard.topv = NULL  # decide runs on subsets count their own items
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
     cdef const double[::1] fw = fw_a, fv = fv_a
@@ -478,7 +693,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                             sv[nsub] = fv[m]
                             sr[nsub] = m
                             nsub += 1
-                    r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &sx[0], &zz, &bb)
+                    r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
                     if r < 0:
                         break
                     if r == 1:

@@ -8,4 +8,4 @@ def prune_everything(monkeypatch):
     """Make the dense solvers prune every pass, however small."""
     from remat_knapsack import dense
 
-    monkeypatch.setattr(dense, "PRUNE_CELLS", 0)
+    monkeypatch.setattr(dense, "PRUNE_MIN_CAPACITY", 0)

@@ -193,17 +193,18 @@ cdef void _keyed_profile(const int64_t* w, const double* v, Py_ssize_t n,
 def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
                real[::1] A, real[::1] B, uint8_t[::1] sel, int64_t leaf_max_bits,
                int threads, key_row, double lower_bound, double tol,
-               int64_t prune_cells):
+               int64_t prune_min_capacity):
     """Hirschberg's divide and conquer over two DP rows, exact and canonical.
 
     Sets ``sel[i] = 1`` for the items of the solution dp_knapsack's backtrack
     would return. ``A`` and ``B`` need c + 1 cells; a leaf keeps its values in
-    ``A`` and its bit table in ``B``'s memory, so ``leaf_max_bits`` is at most
-    B's size in bits and the whole solve stays within the two rows.
+    ``A`` and its bit table in ``B``'s memory when it fits there (a larger one,
+    up to ``leaf_max_bits``, gets its own array).
     ``key_row(size)`` returns a uint64 array of that size and is only called on
-    ties across a split. ``lower_bound`` is a feasible value (greedy's); passes
-    over more than ``prune_cells`` cells are restricted to the capacities whose
-    LP bound reaches the frame's lower bound minus ``tol``. Returns counters.
+    ties across a split. ``lower_bound`` is a feasible value (greedy's); frames
+    whose capacity is at least ``prune_min_capacity`` restrict their passes to the
+    capacities whose LP bound reaches the frame's lower bound minus ``tol``.
+    Returns counters.
 
     A frame (l, r, c) is split at m; the left profile F and the right profile G
     are computed in place, one per thread, and the best split capacity is
@@ -231,7 +232,6 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     pre = pre_a
     stats = {"frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0, "pruned_passes": 0}
     scratch = np.asarray(B).view(np.uint64)
-    leaf_max_bits = min(leaf_max_bits, 64 * (scratch.shape[0] - 1))
     stack = [(0, n, c, -1, lower_bound)]
     while stack:
         l, r, cc, rr, lb = stack.pop()
@@ -250,7 +250,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             continue
         if r - l == 1:
             continue
-        prune = (r - l) * cc > prune_cells and lb > 0
+        prune = cc >= prune_min_capacity and lb > 0
         if prune:
             stats["pruned_passes"] += 1
             fl, fh = _bounds.intervals(w[l:r], v[l:r], np.arange(r - l), cc, lb - tol)

@@ -11,6 +11,7 @@
 #ifndef REMAT_KNAPSACK_DENSE_KERNELS_H
 #define REMAT_KNAPSACK_DENSE_KERNELS_H
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,16 +128,22 @@ RK_DEFINE(double, f64)
  * publishes "every capacity >= done[i] is final after item i"; it is the
  * larger of item i's own progress and done[i - 1], so it also covers cells
  * item i does not touch. Returns 0, or -1 if a scratch allocation failed. */
+#define RK_WAVEFRONT_CELLS 65536
 #define RK_DONE_NONE INT64_MAX
 #define RK_DONE_ALL INT64_MIN
 
 static inline int64_t rk_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void rk_store(int64_t *p, int64_t x) { __atomic_store_n(p, x, __ATOMIC_RELEASE); }
 static inline int64_t rk_max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static inline void rk_relax(void) {
+/* Spin a little, then give the core away: the other thread may be descheduled. */
+static inline void rk_relax(unsigned *spins) {
+    if (++*spins < 2048) {
 #if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
+        __builtin_ia32_pause();
 #endif
+    } else {
+        sched_yield();
+    }
 }
 
 #define RK_DEFINE_PROFILE(T, SUF)                                                  \
@@ -149,7 +156,7 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
     int64_t *hi = lo + n, *start = hi + n, *done = start + n;                      \
     T *run = (T *)malloc(sizeof(T) * (size_t)(n + 1));                             \
     if (run == NULL) { free(lo); return -1; }                                      \
-    int64_t rem = 0, P = 0, zlo = INT64_MAX, zhi = -1;                             \
+    int64_t rem = 0, P = 0, zlo = INT64_MAX, zhi = -1, cells = 0;                  \
     for (int64_t i = 0; i < n; i++) rem += w[i];                                   \
     run[0] = 0;                                                                    \
     for (int64_t i = 0; i < n; i++) {                                              \
@@ -167,6 +174,7 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
             }                                                                      \
         }                                                                          \
         lo[i] = l; hi[i] = h; start[i] = P;                                        \
+        if (h >= l) cells += h - l + 1;                                            \
         run[i + 1] = run[i] + (T)v[i];                                             \
         if (tail != NULL) tail[i] = run[i + 1] > run[i];                           \
         done[i + 1] = RK_DONE_NONE;                                                \
@@ -176,7 +184,8 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
     /* Pruned passes read cells no pass wrote: they must start at zero. */         \
     if (blo != NULL && zhi >= zlo)                                                 \
         memset(dp + zlo, 0, sizeof(T) * (size_t)(zhi - zlo + 1));                  \
-    int nt = threads > 1 && n > 1 ? 2 : 1;                                         \
+    /* Two threads only pay when each pass is long enough to hide the hand-off. */ \
+    int nt = threads > 1 && n > 1 && cells >= RK_WAVEFRONT_CELLS * n ? 2 : 1;      \
     _Pragma("omp parallel num_threads(nt)")                                        \
     {                                                                              \
         int t = 0, stride = 1;                                                     \
@@ -193,7 +202,8 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
                 int64_t s0 = top - chunk;                                          \
                 s0 = rk_max64(bot, s0 & ~(int64_t)63);                             \
                 int64_t need = s0 - wi;                                            \
-                while (rk_load(prev) > need) rk_relax();                           \
+                unsigned spins = 0;                                                \
+                while (rk_load(prev) > need) rk_relax(&spins);                     \
                 if (bits == NULL)                                                  \
                     rk_pass_##SUF(dp, s0, top - 1, wi, vi);                        \
                 else                                                               \
@@ -202,7 +212,8 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
                 rk_store(mine, rk_max64(s0, rk_load(prev)));                       \
                 top = s0;                                                          \
             }                                                                      \
-            while (rk_load(prev) != RK_DONE_ALL) rk_relax();                       \
+            unsigned spins = 0;                                                    \
+            while (rk_load(prev) != RK_DONE_ALL) rk_relax(&spins);                 \
             rk_store(mine, RK_DONE_ALL);                                           \
         }                                                                          \
     }                                                                              \

@@ -47,8 +47,11 @@ F64_ROW_BYTES = 2 * 8 * (1 << 24)
 #: Threads for the two halves of a split.
 THREADS = max(1, min(2, os.cpu_count() or 1))
 
-#: Passes over fewer (items x capacity) cells than this are not pruned.
-PRUNE_CELLS = 1 << 20
+#: A leaf's bit table may always use this much, however short the rows.
+LEAF_FLOOR_BYTES = 32 << 20
+#: Sub-problems with a smaller capacity are not pruned: a pass over them costs
+#: less than its bound interval (about 10 us an item).
+PRUNE_MIN_CAPACITY = 1 << 16
 
 _ITEM_BYTES = 64  # per-item arrays: weights, values, prefix sums, layout, selection
 
@@ -66,9 +69,15 @@ def _row_dtype(c: int) -> type:
 
 def hirschberg_bytes(items: Items) -> int:
     """Bytes ``hirschberg`` allocates: two rows (leaves keep their bit table in
-    the second one) and per-item arrays. A tie across a split adds one uint64
-    key row; that is checked when it happens."""
-    return 2 * _row_bytes(int(items.capacity)) + _ITEM_BYTES * items.weights.size
+    the second one, or in at most ``LEAF_FLOOR_BYTES`` of their own when rows
+    are smaller than that) and per-item arrays. A tie across a split adds one
+    uint64 key row; that is checked when it happens."""
+    c = int(items.capacity)
+    row = _row_bytes(c)
+    extra = 0
+    if row < LEAF_FLOOR_BYTES and items.weights.size:
+        extra = min(LEAF_FLOOR_BYTES, _dense.leaf_bits(items.weights, c) // 8 + 16)
+    return 2 * row + extra + _ITEM_BYTES * items.weights.size
 
 
 def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
@@ -109,7 +118,8 @@ def solve_hirschberg(
     """Two-row Hirschberg DP. Returns the chosen positions in ``items`` and stats.
 
     ``leaf_bytes`` caps a leaf's bit table (default: the second row's size,
-    which is where the table lives); tests set it low to exercise the splits.
+    which is where the table lives, or ``LEAF_FLOOR_BYTES`` if larger); tests
+    set it low to exercise the splits.
     ``prune=False`` turns off the LP-bound pruning of capacities.
     """
     c = int(items.capacity)
@@ -124,7 +134,7 @@ def solve_hirschberg(
         row_bytes = _row_bytes(c)
         A = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         B = np.empty_like(A)
-        leaf_max = row_bytes if leaf_bytes is None else min(leaf_bytes, row_bytes)
+        leaf_max = max(row_bytes, LEAF_FLOOR_BYTES) if leaf_bytes is None else leaf_bytes
 
         def key_row(size: int) -> np.ndarray:
             nonlocal peak
@@ -136,7 +146,7 @@ def solve_hirschberg(
         lb, tol = _lower_bound(items, dtype) if prune else (0.0, 0.0)
         stats.update(
             _dense.hirschberg(
-                items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_CELLS
+                items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_MIN_CAPACITY
             )
         )
     stats["peak_bytes"] = peak

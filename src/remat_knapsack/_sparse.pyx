@@ -33,6 +33,8 @@ Three pieces:
     ``frontier``).
 """
 
+import time
+
 import numpy as np
 
 from libc.math cimport fabs, floor, INFINITY
@@ -40,8 +42,10 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
 cdef enum:
-    VW = 2            # 64-bit words of decision history per state
-    VBITS = 128       # = 64 * VW core steps remembered per state
+    BEAM = 2048       # states per step of the heuristic probe in _optimum
+    QBEAM = 512       # the same before each decide run of the canonical pass
+    VW = 1            # 64-bit words of decision history per state
+    VBITS = 64        # = 64 * VW core steps remembered per state
 
 cdef struct Card:
     # A second bound, Lagrangian in weight (lam) and item count (mu):
@@ -72,6 +76,7 @@ cdef struct Pool:
     Py_ssize_t generated
     Py_ssize_t runs
     Py_ssize_t first_steps   # core steps of the first (optimise) run
+    Py_ssize_t beam          # > 0: keep at most this many states per step (heuristic runs)
     Py_ssize_t first_best    # the step at which it found its best state
 
 
@@ -387,6 +392,16 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr:
                     found = 1  # the incumbent reached a global bound
                     break
+        if pool.beam > 0 and out > pool.beam and not found:
+            # Heuristic run: thin the list evenly by weight (it stays sorted).
+            for q in range(pool.beam):
+                ia = (q * out) // pool.beam
+                pool.W2[q] = pool.W2[ia]
+                pool.P2[q] = pool.P2[ia]
+                pool.K2[q] = pool.K2[ia]
+                for m in range(VW):
+                    pool.V2[q * VW + m] = pool.V2[ia * VW + m]
+            out = pool.beam
         pool.generated += out
         tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
         tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
@@ -420,7 +435,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         free(seq)
         return 1
     # Steps 0 .. lo-1 are forgotten: fix everything else, decide on those items.
+    m = pool.beam
+    pool.beam = 0  # recovery must be exact: the state it rebuilds exists
     r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
+    pool.beam = m
     free(seq)
     return r
 
@@ -478,6 +496,7 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.generated = 0
     pool.runs = 0
     pool.first_steps = 0
+    pool.beam = 0
     pool.first_best = -1
     return pool
 
@@ -498,6 +517,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     cdef double z = 0, lam, L, thr, sl, j, tgt, ub, lag
     if n == 0:
         return {"states": 0, "runs": 0, "free": 0, "queries": 0, "peak_states": 0}
+    t0 = time.perf_counter()
     wa = np.asarray(w)
     va_ = np.asarray(v)
     order = np.lexsort((np.arange(n), -(va_ / wa)))
@@ -515,10 +535,13 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     card.topv = &topv[0]
     card.ntop = n
     try:
+        t1 = time.perf_counter()
         r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+        t2 = time.perf_counter()
         S_a = np.zeros(n, dtype=np.uint8)
         S_a[order[xs_a.astype(bool)]] = 1
-        stats = {"opt_states": pool.generated, "free": 0, "queries": 0}
+        stats = {"opt_states": pool.generated, "free": 0, "queries": 0,
+                 "t_sort": t1 - t0, "t_opt": t2 - t1}
         if b == n:
             np.asarray(sel)[:] = S_a
             return _stats(stats, pool)
@@ -543,6 +566,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         np.asarray(sel)[:] = fix1
         if nu == 0:
             return _stats(stats, pool)
+        stats["t_reduce"] = time.perf_counter() - t2
         r = _canonical(wa, va_, order, free_idx, S_a, c - float(wa[fix1].sum()),
                        float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
                        integral, tol, &pool, &card, stats)
@@ -557,13 +581,39 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
                         double c, int integral, double tol, Pool* pool,
                         const Card* card, uint8_t[::1] xs, double* z,
                         Py_ssize_t* b) except -9:
-    """OPT and an optimal set (efficiency order) into ``xs``: one optimise run.
+    """OPT and an optimal set (efficiency order) into ``xs``.
 
-    (Decide runs at the cardinality bound first were tried: on inverse
-    strongly correlated items every state's bound equals it, so they cost the
-    same as the optimise run.)
+    With integer values and an active cardinality bound (mu != 0), first a
+    heuristic *decide* run at the target U = that bound (the largest U with
+    U_card(U) >= U), keeping at most ``BEAM`` states per step, spread evenly
+    over the weights. If it reaches U the set is optimal, with nothing left to
+    prove; this is what makes inverse strongly correlated items cheap, where
+    every state's cardinality bound equals U and a full run must enumerate all
+    of them. Otherwise (or then to confirm nothing), one exact *optimise* run.
     """
-    cdef Py_ssize_t r
+    cdef Py_ssize_t r, bb, it
+    cdef double U, T, base, prevU
+    if integral and n > 0 and card.mu != 0:
+        base = card.lam * c + float(np.maximum(np.asarray(vs) - card.lam * np.asarray(ws) - card.mu, 0).sum())
+        cw = np.cumsum(ws)
+        bb = int(np.searchsorted(cw, c, side="right"))
+        if bb < n:
+            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + 1e-9)
+            for it in range(50):  # fixpoint of T -> U_card(T): kmin grows with T
+                prevU = U
+                T = floor(base + card.mu * _kcount(card, U) + 1e-9 + 1e-11 * abs(base))
+                if T < U:
+                    U = T
+                if U == prevU:
+                    break
+            pool.beam = BEAM
+            with nogil:
+                r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
+            pool.beam = 0
+            if r < 0:
+                _raise(r, pool[0])
+            if r == 1:
+                return 1  # reached an upper bound: optimal
     with nogil:
         r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
     if r < 0:
@@ -637,6 +687,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     provide.
     """
     cdef Py_ssize_t nu = free_idx.shape[0], k, i, m, nsub, r, queries = 0, q
+    cdef Py_ssize_t no_runs = 0, no_states = 0, g0
     cdef double ub, lag, zz, sl
     cdef Py_ssize_t bb
     cdef Card qcard = card[0]
@@ -693,7 +744,14 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                             sv[nsub] = fv[m]
                             sr[nsub] = m
                             nsub += 1
-                    r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
+                    g0 = pool.generated
+                    r = 0
+                    if integral and qcard.mu != 0:  # a cheap heuristic try first
+                        pool.beam = QBEAM
+                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
+                        pool.beam = 0
+                    if r == 0:
+                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
                     if r < 0:
                         break
                     if r == 1:
@@ -702,12 +760,16 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                         Sf[k] = 0
                         continue
                     r = 0
+                    no_runs += 1
+                    no_states += pool.generated - g0
             # Item k is in every optimal set that agrees with the choices above it.
             j -= fw[k]
             tgt -= fv[k]
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = queries
+    stats["queries_no"] = no_runs
+    stats["queries_no_states"] = no_states
     S_a[free_idx] = Sf_a
     return 0
 

@@ -49,8 +49,16 @@ O(n * min(W, 2**n)) like any Pareto DP, in practice a few thousand states at
 n = 10,000 on every classic class. Memory O(states + n), independent of W.
 
 Exactness. Quantised weights are integers (exact in float64 below 2**53).
-With ``scale=None`` weights are summed in float64, so feasibility is exact for
-real memory sizes up to one rounding per addition (about 1e-16 relative).
+With ``scale=None`` the kernel sums weights in float64 with the capacity
+widened by a bound on the rounding, and the chosen set is then checked exactly
+(with rationals at the boundary); if rounding let it exceed the budget it is
+solved again with the capacity narrowed by the same margin. So the plan never
+exceeds the true budget, but a set whose exact weight lies within about
+n * 2**-52 (relative) of the budget can be missed: with memory [0.1, 0.2, 0.3]
+and budget 0.3 the core computes {0.3} as 0.1 + 0.3 - 0.1 =
+0.30000000000000004 and returns {0.1} instead. Exact sums there would need
+double-double (TwoSum) state weights: not done yet. Dyadic sizes (bytes / 2**k)
+are summed exactly.
 That is the point of ``scale=None``: with quantisation a tensor smaller than
 half a quantum rounds to weight 0 and is saved for free, so a quantised plan
 can exceed the true budget. Integer runtimes (FLOP counts) below 2**53 are
@@ -67,6 +75,8 @@ tolerance of 1e-12 of their total, so values that close count as ties.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -120,14 +130,40 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     max_states = _max_states("sparse", n, memory_limit, detail)
     integral = bool(n == 0 or (np.all(v == np.floor(v)) and float(v.sum()) < _EXACT))
     tol = 0.0 if integral else 1e-12 * float(v.sum())
-    sel = np.zeros(n, dtype=np.uint8)
+    quantised = w.dtype == items.weights.dtype and items.weights.dtype.kind in "iu"
+    if quantised or n == 0:
+        chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
+    else:
+        # Real weights: a state's weight is a float64 sum taken in core order, so
+        # a set of weight exactly c may come out a few ulps above it. Solve with
+        # c widened by a bound on that rounding, check the set exactly, and if
+        # the rounding let an over-budget set through, solve with c narrowed.
+        eps = (n + 2) * 2.0**-52 * (abs(c) + float(w.sum()))
+        chosen, stats = _run(w, v, c + eps, integral, tol, max_states, detail)
+        if not _fits(w[chosen], c):
+            chosen, stats = _run(w, v, c - eps, integral, tol, max_states, detail)
+            if not _fits(w[chosen], c):  # pragma: no cover - cannot happen
+                raise RuntimeError("sparse: rounding of real weights could not be resolved")
+    stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
+    stats["integral"] = integral
+    return chosen, stats
+
+
+def _run(w, v, c, integral, tol, max_states, detail):
+    sel = np.zeros(w.size, dtype=np.uint8)
     try:
         stats = _sparse.solve(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:
-        raise _state_error("sparse", n, max_states, detail + ", Pareto states outgrew the limit") from None
-    stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
-    stats["integral"] = integral
+        raise _state_error("sparse", w.size, max_states, detail + ", Pareto states outgrew the limit") from None
     return np.flatnonzero(sel), stats
+
+
+def _fits(weights: np.ndarray, capacity: float) -> bool:
+    """Exactly: sum(weights) <= capacity (fsum, then rationals at the boundary)."""
+    total = math.fsum(weights.tolist())
+    if total < capacity * (1 - 1e-12) - 1e-300:
+        return True
+    return sum(map(Fraction, weights.tolist()), Fraction(0)) <= Fraction(capacity)
 
 
 def pareto_front(w: np.ndarray, v: np.ndarray, capacity: float, memory_limit: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:

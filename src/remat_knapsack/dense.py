@@ -20,6 +20,21 @@ Both return the set PyTorch's ``dp_knapsack`` backtracking returns for the same
 arithmetic: scanning from the last item, an item is left out whenever the
 optimum stays reachable without it.
 
+>>> from remat_knapsack import solve
+>>> memory, runtimes = [0.0002, 0.0002, 0.0003, 0.0001], [2.0, 2.0, 3.0, 1.0]
+>>> [solve(memory, runtimes, 0.0004, solver=s).saved for s in ("dp", "hirschberg")]
+[[0, 1], [0, 1]]
+
+(Value 4 is also reached by items 2 and 3; the backtrack leaves the last items
+out first.)
+
+References: R. Bellman, *Dynamic Programming*, 1957; D. S. Hirschberg, "A linear
+space algorithm for computing maximal common subsequences", CACM 18(6), 1975;
+J. Maczan, "Memory-efficient activation checkpointing with sliding window and
+Hirschberg's algorithm for 0/1 knapsack solving in PyTorch", arXiv 2608.08740;
+G. B. Dantzig, "Discrete-variable extremum problems", Oper. Res. 5(2), 1957
+(the LP bound used for pruning).
+
 Precision: ``dp`` keeps float64 rows. ``hirschberg`` keeps float64 rows while
 two of them fit in ``F64_ROW_BYTES`` (W + 1 <= 2**24 cells, so every real
 torch.compile instance, whose W <= 10,000) and float32 rows, PyTorch's own
@@ -132,7 +147,7 @@ def solve_hirschberg(
     peak = need
     if n:
         row_bytes = _row_bytes(c)
-        A = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
+        A: np.ndarray = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         B = np.empty_like(A)
         leaf_max = max(row_bytes, LEAF_FLOOR_BYTES) if leaf_bytes is None else leaf_bytes
 

@@ -8,6 +8,13 @@ weights are the quantised integers, so the value is the optimum.
 The set returned is *an* optimal set: HiGHS breaks ties its own way, not by
 dp_knapsack's lowest-index rule. Time: exponential in the worst case
 (branch and bound), fast in practice. Needs the ``ilp`` extra (SciPy).
+
+>>> from remat_knapsack import solve
+>>> solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="ilp").value
+5.0
+
+Reference: Q. Huangfu and J. A. J. Hall, "Parallelizing the dual revised simplex
+method", Math. Prog. Comp. 10, 2018 (HiGHS).
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def paper_table(args):
 def class_table(args):
     print(f"\n## Pisinger classes, n={args.n}, R={args.R} (scale=1)\n")
     ort = have_ortools()
-    cols = ["class", "sparse", "states", "OR-Tools B&B", "OR-Tools/sparse", "same value"]
+    cols = ["class", "sparse", "states", "peak MiB", "OR-Tools B&B", "OR-Tools/sparse", "same value"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for cls in CLASSES:
@@ -128,7 +128,7 @@ def class_table(args):
             else:
                 cell = fmt(to)
                 same = "yes" if ov == s.value else "NO"
-        print(f"| {cls} | {fmt(ts)} | {s.stats['states']:,} | {cell} | "
+        print(f"| {cls} | {fmt(ts)} | {s.stats['states']:,} | {s.stats['peak_bytes'] / 2**20:.1f} | {cell} | "
               f"{f'{to / ts:,.0f}x' if to and same != '-' else '-'} | {same} |", flush=True)
 
 
@@ -163,22 +163,26 @@ cls, n, W = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
 inst = instances.paper(n, 0) if cls == "paper" else instances.pisinger(cls, n)
 m, r = np.array(inst.memory), np.array(inst.runtimes)
 scale = W / inst.max_memory
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key))
 solve(m[:10], r[:10], 1.0, solver="sparse")  # load everything first
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with open("/proc/self/clear_refs", "w") as f:  # reset the RSS high-water mark (VmHWM)
+    f.write("5")
+base = status("VmRSS:")
 t = time.perf_counter()
 s = solve(m, r, inst.max_memory, solver="sparse", scale=scale)
 t = time.perf_counter() - t
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"W": s.stats["capacity"], "t": t, "rss": (peak - base) * 1024, "acct": s.stats["peak_bytes"]}))
+print(json.dumps({"W": s.stats["capacity"], "t": t, "rss": status("VmHWM:") - base, "acct": s.stats["peak_bytes"]}))
 """
 
 
 def memory_table(args):
     print(f"\n## Peak extra memory at n={args.n} for growing W\n")
-    print("| instance | W | time | solver's own accounting | max RSS growth |")
+    print("| instance | W | time | solver's own accounting | peak RSS growth (VmHWM) |")
     print("|---|---|---|---|---|")
     for cls in args.mem_classes:
-        for W in (1e6, 1e9, 1e12):
+        for W in args.mem_W:
             out = subprocess.run([sys.executable, "-c", _MEM_CHILD, cls, str(args.n), str(W)],
                                  capture_output=True, text=True, timeout=600)
             if out.returncode:
@@ -202,6 +206,7 @@ def main():
     p.add_argument("--ortools-limit", type=float, default=60.0)
     p.add_argument("--slow", nargs="*", default=["almost_strongly", "inverse_strongly"],
                    help="classes timed once instead of --repeat times")
+    p.add_argument("--mem-W", nargs="*", type=float, default=[1e6, 1e9, 1e12])
     p.add_argument("--mem-classes", nargs="*", default=["paper", "uncorrelated", "strongly"])
     args = p.parse_args()
     only = args.only or ["paper", "classes", "mid", "memory"]

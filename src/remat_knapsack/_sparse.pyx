@@ -80,45 +80,37 @@ cdef struct Pool:
     Py_ssize_t first_best    # the step at which it found its best state
 
 
+cdef int _grow(void** p, size_t nbytes) noexcept nogil:
+    cdef void* q = realloc(p[0], nbytes)
+    if q == NULL:
+        return -1
+    p[0] = q
+    return 0
+
+
 cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
     """Make room for ``need`` states in both buffers; -1 if over ``max_states``."""
     cdef Py_ssize_t nc
-    cdef void* p
     if need <= pool.cap:
         return 0
     if need > pool.max_states:
         return -1
-    nc = 2 * pool.cap
+    nc = pool.cap + pool.cap // 2  # grow by half: the peak stays close to the need
     if nc < need:
         nc = need
     if nc < 256:
         nc = 256
     if nc > pool.max_states:
         nc = pool.max_states
-    p = realloc(pool.W, nc * sizeof(double))
-    if p == NULL: return -1
-    pool.W = <double*>p
-    p = realloc(pool.P, nc * sizeof(double))
-    if p == NULL: return -1
-    pool.P = <double*>p
-    p = realloc(pool.V, nc * VW * sizeof(uint64_t))
-    if p == NULL: return -1
-    pool.V = <uint64_t*>p
-    p = realloc(pool.W2, nc * sizeof(double))
-    if p == NULL: return -1
-    pool.W2 = <double*>p
-    p = realloc(pool.P2, nc * sizeof(double))
-    if p == NULL: return -1
-    pool.P2 = <double*>p
-    p = realloc(pool.V2, nc * VW * sizeof(uint64_t))
-    if p == NULL: return -1
-    pool.V2 = <uint64_t*>p
-    p = realloc(pool.K, nc * sizeof(int32_t))
-    if p == NULL: return -1
-    pool.K = <int32_t*>p
-    p = realloc(pool.K2, nc * sizeof(int32_t))
-    if p == NULL: return -1
-    pool.K2 = <int32_t*>p
+    if (_grow(<void**>&pool.W, nc * sizeof(double)) < 0
+            or _grow(<void**>&pool.P, nc * sizeof(double)) < 0
+            or _grow(<void**>&pool.V, nc * VW * sizeof(uint64_t)) < 0
+            or _grow(<void**>&pool.K, nc * sizeof(int32_t)) < 0
+            or _grow(<void**>&pool.W2, nc * sizeof(double)) < 0
+            or _grow(<void**>&pool.P2, nc * sizeof(double)) < 0
+            or _grow(<void**>&pool.V2, nc * VW * sizeof(uint64_t)) < 0
+            or _grow(<void**>&pool.K2, nc * sizeof(int32_t)) < 0):
+        return -1
     pool.cap = nc
     if nc > pool.peak:
         pool.peak = nc
@@ -501,8 +493,8 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     return pool
 
 
-#: Bytes per state slot (two buffers of weight, value and decision history).
-STATE_BYTES = 2 * (16 + 8 * VW)
+#: Bytes per state slot (two buffers of weight, value, decision history, item count).
+STATE_BYTES = 2 * (8 + 8 + 8 * VW + 4)
 
 
 def solve(const double[::1] w, const double[::1] v, double c, bint integral,

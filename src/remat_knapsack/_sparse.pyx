@@ -774,7 +774,8 @@ def pareto(const double[::1] w, const double[::1] v, double c, Py_ssize_t max_st
     cdef Pool pool = _new_pool(max_states)
     cdef double dw, dv, Wx, Px, maxP
     cdef double* tmp
-    cdef int take_a, err = 0
+    cdef int err = 0
+    cdef bint b_ok
     try:
         with nogil:
             if _reserve(&pool, 2) < 0:
@@ -792,29 +793,19 @@ def pareto(const double[::1] w, const double[::1] v, double c, Py_ssize_t max_st
                     ib = 0
                     out = 0
                     maxP = -INFINITY
-                    while ia < cnt:
-                        if ib >= cnt or pool.W[ib] + dw > c:
-                            take_a = 1
-                        else:
-                            Wx = pool.W[ib] + dw
-                            take_a = pool.W[ia] < Wx or (pool.W[ia] == Wx and pool.P[ia] >= pool.P[ib] + dv)
-                        if take_a:
+                    while True:  # merge "without item i" and "with item i" (within c)
+                        b_ok = ib < cnt and pool.W[ib] + dw <= c
+                        if ia < cnt and (not b_ok or pool.W[ia] < pool.W[ib] + dw or (
+                                pool.W[ia] == pool.W[ib] + dw and pool.P[ia] >= pool.P[ib] + dv)):
                             Wx = pool.W[ia]
                             Px = pool.P[ia]
                             ia += 1
-                        else:
+                        elif b_ok:
                             Wx = pool.W[ib] + dw
                             Px = pool.P[ib] + dv
                             ib += 1
-                        if Px > maxP:
-                            maxP = Px
-                            pool.W2[out] = Wx
-                            pool.P2[out] = Px
-                            out += 1
-                    while ib < cnt and pool.W[ib] + dw <= c:
-                        Wx = pool.W[ib] + dw
-                        Px = pool.P[ib] + dv
-                        ib += 1
+                        else:
+                            break
                         if Px > maxP:
                             maxP = Px
                             pool.W2[out] = Wx

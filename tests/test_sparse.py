@@ -189,3 +189,20 @@ def test_huge_capacity_small_memory():
 def test_scale_none_rejected_by_dense():
     with pytest.raises(ValueError, match="sparse"):
         solve([1.0], [1.0], 1.0, solver="dp", scale=None)
+
+
+def test_state_growth_beyond_memory_limit_raises():
+    from remat_knapsack.sparse import STATE_BYTES, sparse_bytes
+
+    inst = instances.pisinger("strongly", 3000, R=1000, seed=1)
+    limit = sparse_bytes(3000) + 300 * STATE_BYTES  # the up-front part fits, the states do not
+    with pytest.raises(SolverMemoryError, match="outgrew"):
+        solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1, memory_limit=limit)
+
+
+def test_frontier_memory_limit_raises():
+    from remat_knapsack import frontier
+
+    inst = instances.paper(60, 0)
+    with pytest.raises(SolverMemoryError):
+        frontier(inst.memory, inst.runtimes, memory_limit=20_000)

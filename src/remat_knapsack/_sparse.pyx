@@ -427,10 +427,14 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         free(seq)
         return 1
     # Steps 0 .. lo-1 are forgotten: fix everything else, decide on those items.
+    # Under a beam, recover with the beam first; if that misses, exactly (the
+    # state being rebuilt exists, so the exact run finds it).
     m = pool.beam
-    pool.beam = 0  # recovery must be exact: the state it rebuilds exists
-    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
-    pool.beam = m
+    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if m > 0 else -2
+    if r == -2:
+        pool.beam = 0
+        r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
+        pool.beam = m
     free(seq)
     return r
 

@@ -143,7 +143,7 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     max_states = _max_states("sparse", n, memory_limit, detail)
     integral = bool(n == 0 or (np.all(v == np.floor(v)) and float(v.sum()) < _EXACT))
     tol = 0.0 if integral else 1e-12 * float(v.sum())
-    quantised = w.dtype == items.weights.dtype and items.weights.dtype.kind in "iu"
+    quantised = items.weights.dtype.kind in "iu"  # integer weights: every sum is exact
     if quantised or n == 0:
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:

@@ -42,7 +42,7 @@ from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
 cdef enum:
-    BEAM = 2048       # states per step of the heuristic probe in _optimum
+    BEAM = 512       # states per step of the heuristic probe in _optimum
     QBEAM = 512       # the same before each decide run of the canonical pass
     VW = 1            # 64-bit words of decision history per state
     VBITS = 64        # = 64 * VW core steps remembered per state

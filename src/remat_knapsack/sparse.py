@@ -24,9 +24,9 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    (v = w + R/10), where the LP bound is weak, it is exact. With integer
    runtimes the bounds are rounded down.
    When that bound is active, a heuristic run first looks for a set reaching
-   it, keeping at most 2,048 states per step spread evenly over the weights;
+   it, keeping at most 512 states per step spread evenly over the weights;
    if it finds one, that set is optimal with nothing to prove (inverse
-   strongly correlated items go from 250 ms to 25 ms at n = 10,000).
+   strongly correlated items go from 250 ms to about 15 ms at n = 10,000).
    Each state keeps the decisions of its last 64 core steps; when the optimum
    needs older ones, the known items are fixed and a *decide* run (goal: reach
    the now-known value) recovers the rest, Pisinger's own device. Memory is

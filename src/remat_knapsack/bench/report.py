@@ -109,13 +109,16 @@ def fmt_bytes(x: float) -> str:
 
 
 def fmt_gap(rows: list[dict[str, Any]]) -> str:
-    gaps = [r["gap_pct"] for r in rows if r.get("gap_pct") is not None]
-    if not gaps:
-        return "n/a"
-    mean, worst = sum(gaps) / len(gaps), max(gaps)
-    text = "0" if worst <= 1e-9 and min(gaps) >= -1e-9 else f"{mean:.3g}% (max {worst:.3g}%)"
+    """Mean (max) gap over the feasible runs, and how many runs exceeded the budget."""
+    gaps = [r["gap_pct"] for r in rows if r.get("gap_pct") is not None and r.get("feasible")]
     over = sum(1 for r in rows if r.get("status") == "ok" and not r.get("feasible"))
-    return text + (f", {over} over budget" if over else "")
+    parts = []
+    if gaps:
+        mean, worst = sum(gaps) / len(gaps), max(gaps)
+        parts.append("0" if abs(worst) <= 1e-9 and abs(min(gaps)) <= 1e-9 else f"{mean:.3g}% (max {worst:.3g}%)")
+    if over:
+        parts.append(f"{over} of {len(rows)} over budget")
+    return "; ".join(parts) or "n/a"
 
 
 def cell_status(rows: list[dict[str, Any]], metric: Callable[[list[dict[str, Any]]], str]) -> str:

@@ -81,7 +81,7 @@ def _versus_n(plt, rows, solvers, key, ylabel, title, out_dir, name):
 
 
 def _gaps(plt, rows, solvers, out_dir):
-    gapped = [r for r in rows if r.get("gap_pct") is not None]
+    gapped = [r for r in rows if r.get("gap_pct") is not None and r.get("feasible")]  # over budget: see table.md
     show = [s for s in solvers if any(r["solver"] == s and (not r.get("exact") or abs(r["gap_pct"]) > 1e-9) for r in gapped)]
     if not show:
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -117,6 +118,12 @@ def test_bad_file_one_line_exit_2(tmp_path, name):
     assert name in lines[0]
 
 
+@pytest.mark.skipif(shutil.which("remat-knapsack") is None, reason="console script not on PATH")
+def test_console_script(files):
+    r = subprocess.run(["remat-knapsack", "solve", str(files["object"]), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0 and json.loads(r.stdout)["saved"] == [0, 1]
+
+
 def test_missing_file_and_bad_solver(tmp_path):
     r = cli("solve", str(tmp_path / "nope.json"))
     assert r.returncode == 2 and "cannot read" in r.stderr and "Traceback" not in r.stderr
@@ -184,6 +191,10 @@ def test_bench_tiny_grid(tmp_path, files):
     assert "paper-like instances, mean seconds" in r.stdout
     if HAS_MPL:
         assert {"runtime_vs_n.png", "memory_vs_n.png", "gap.png"} <= {p.name for p in out.iterdir()}
+    # The tables can be redrawn from results.csv alone.
+    redraw = subprocess.run([sys.executable, "-m", "remat_knapsack.bench.run", str(out)], capture_output=True, text=True)
+    assert redraw.returncode == 0, redraw.stderr
+    assert (out / "table.md").read_text() == table
 
 
 def test_bench_oom_and_timeout_cells(tmp_path):

@@ -112,10 +112,16 @@ def test_knee_degenerate():
     assert frontier([], [], 0.0).knee() == 0.0
 
 
-def test_module_is_callable_alias():
-    # remat_knapsack.frontier stays usable as a function even if the submodule
-    # was imported by name.
+def test_frontier_name_is_the_function():
+    # The module is remat_knapsack.tradeoff, so importing it never shadows the function.
     import importlib
 
-    importlib.import_module("remat_knapsack.frontier")
+    importlib.import_module("remat_knapsack.tradeoff")
     assert isinstance(remat_knapsack.frontier([1.0], [2.0]), Frontier)
+
+
+def test_default_budget_keeps_the_last_breakpoint_with_real_weights():
+    inst = instances.paper(12, seed=0)
+    f = frontier(inst.memory, inst.runtimes, scale=None)
+    assert f.value[-1] == pytest.approx(sum(inst.runtimes))
+    assert f.best(f.max_memory) == f.value[-1]

@@ -7,7 +7,7 @@
 
 from .api import SOLVERS, solve
 from .errors import SolverMemoryError
-from .frontier import Frontier, frontier
+from .tradeoff import Frontier, frontier
 from .solution import Solution
 
 __all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError", "frontier", "Frontier"]

@@ -21,8 +21,6 @@ paper's n = 100).
 from __future__ import annotations
 
 import bisect
-import sys
-import types
 import math
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -139,15 +137,20 @@ def frontier(
     """
     import time
 
+    everything = max_memory is None
     if max_memory is None:
         probe = validate(memory, runtimes, 0.0, None)
-        max_memory = float(math.fsum(probe.memory.tolist()))
-    problem = validate(memory, runtimes, max_memory, scale)
+        budget = float(math.fsum(probe.memory.tolist()))
+    else:
+        budget = max_memory
+    # With real weights the Pareto pass sums in its own order, which may land a
+    # few ulps above the exact total: "every budget" is an unbounded pass.
+    problem = validate(memory, runtimes, math.inf if everything and scale is None else budget, scale)
     start = time.perf_counter()
     items = active_items(problem, quantised=scale is not None)
     base = math.fsum(problem.runtimes[items.forced].tolist())
     W, P, peak = pareto_front(items.weights, items.values, float(items.capacity), memory_limit)
-    unit = 1.0 if scale is None else float(problem.scale)
+    unit = 1.0 if problem.scale is None else problem.scale
     mem_out: list[float] = []
     val_out: list[float] = []
     for w, p in zip(W.tolist(), P.tolist()):
@@ -157,25 +160,15 @@ def frontier(
         mem_out.append(w / unit if scale is not None else w)
         val_out.append(val)
     total = math.fsum(max(0.0, r) for r in problem.runtimes.tolist())
+    if everything and mem_out:
+        budget = max(float(budget), mem_out[-1])
     return Frontier(
         memory=mem_out,
         value=val_out,
-        max_memory=float(max_memory),
+        max_memory=float(budget),
         scale=scale,
         total_runtime=total,
         stats={"peak_bytes": peak, "states": int(W.size), "seconds": time.perf_counter() - start},
         _memory_in=problem.memory,
         _runtimes_in=problem.runtimes,
     )
-
-
-class _CallableModule(types.ModuleType):
-    """``remat_knapsack.frontier`` is both this module and the function: importing
-    the submodule by name (pytest, ``import remat_knapsack.frontier``) rebinds the
-    package attribute to the module, so the module forwards calls to the function."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Frontier:
-        return frontier(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

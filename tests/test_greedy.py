@@ -31,3 +31,10 @@ def test_greedy_solver_is_feasible_on_quantised_weights():
     s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="greedy")
     assert sum(round(inst.memory[i] * 10_000) for i in s.saved) <= round(inst.max_memory * 10_000)
     assert s.value <= solve(inst.memory, inst.runtimes, inst.max_memory).value
+
+
+def test_compat_greedy_validates_and_handles_zero_memory():
+    with pytest.raises(ValueError, match=r"memory\[1\]"):
+        compat.greedy_knapsack([0.1, -1.0], [1.0, 1.0], 1.0)
+    value, saved, rest = compat.greedy_knapsack([0.0, 0.5, 0.5], [1.0, 2.0, -1.0], 0.5)
+    assert saved == [0, 1] and rest == [2] and value == 3.0

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ._validate import validate
 from .api import solve
 from .greedy import greedy_select
 
@@ -29,17 +30,18 @@ __all__ = ["greedy_knapsack", "ilp_knapsack", "dp_knapsack", "dp_knapsack_slidin
 
 
 def greedy_knapsack(memory: list[float], runtimes: list[float], max_memory: float) -> tuple[float, list[int], list[int]]:
-    """PyTorch's ratio greedy on unquantised memory (items with runtime <= 0 are skipped)."""
-    s = solve(memory, runtimes, max_memory, solver="greedy")  # validates
-    del s
-    mem = np.asarray(memory, dtype=np.float64)
-    rt = np.asarray(runtimes, dtype=np.float64)
-    positive = np.flatnonzero(rt > 0)
-    taken, skipped = greedy_select(mem[positive], rt[positive], float(max_memory))
+    """PyTorch's ratio greedy on unquantised memory, both lists in ratio order.
+
+    Unlike PyTorch's, items with runtime <= 0 are never saved (they come last
+    among the recomputable ones, in index order) and zero memory is no
+    ZeroDivisionError.
+    """
+    problem = validate(memory, runtimes, max_memory, None)
+    positive = np.flatnonzero(problem.runtimes > 0)
+    taken, skipped = greedy_select(problem.memory[positive], problem.runtimes[positive], problem.max_memory)
     saved = positive[taken].tolist()
-    rest = set(range(len(mem))) - set(saved)
-    recomputed = [i for i in positive[skipped].tolist()] + sorted(rest - set(positive[skipped].tolist()))
-    return math.fsum(rt[saved].tolist()), saved, recomputed
+    never = np.flatnonzero(problem.runtimes <= 0).tolist()
+    return math.fsum(problem.runtimes[saved].tolist()), saved, positive[skipped].tolist() + never
 
 
 def ilp_knapsack(memory: list[float], runtimes: list[float], max_memory: float) -> tuple[float, list[int], list[int]]:

@@ -229,7 +229,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scale=args.scale,
         quiet=args.quiet,
         fork=not args.spawn,
-        **preset,
+        **preset,  # type: ignore[arg-type]
     )
     try:
         return run_bench(cfg)

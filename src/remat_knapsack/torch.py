@@ -83,7 +83,7 @@ def _find_hook() -> type | None:
     except ImportError:
         pass
     try:  # where it first landed
-        from torch._functorch._activation_checkpointing.custom_runtime_estimator import (  # type: ignore[import-not-found]
+        from torch._functorch._activation_checkpointing.custom_runtime_estimator import (  # type: ignore[import-not-found,no-redef]
             CustomKnapsackSolver,
         )
 

@@ -30,3 +30,11 @@ def test_default_tolerances_are_not_exact_and_ours_are():
         if loose < best:
             return
     pytest.skip("HiGHS's default gap happened to reach the optimum on every seed tried")
+
+
+def test_real_weights_never_over_budget():
+    # 0.1 + 0.2 is 0.30000000000000004 > 0.3, within HiGHS's feasibility tolerance.
+    s = solve([0.1, 0.2, 0.3], [1.0, 1.0, 1.5], 0.3, solver="ilp", scale=None)
+    from fractions import Fraction
+
+    assert sum(map(Fraction, [[0.1, 0.2, 0.3][i] for i in s.saved])) <= Fraction(0.3)

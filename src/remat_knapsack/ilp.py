@@ -19,6 +19,7 @@ method", Math. Prog. Comp. 10, 2018 (HiGHS).
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -53,10 +54,28 @@ def milp_select(weights: np.ndarray, values: np.ndarray, capacity: float, *, exa
 
 
 def solve_ilp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """HiGHS with a zero MIP gap; returns chosen positions and stats."""
-    mask = milp_select(items.weights, items.values, float(items.capacity))
-    chosen = np.flatnonzero(mask)
-    # Guard against tolerance leaks: the chosen weight must fit exactly.
-    if items.weights[chosen].sum() > items.capacity:
-        raise RuntimeError("SciPy milp returned a selection over the capacity")
-    return chosen, {"peak_bytes": None}  # HiGHS allocates out of our sight
+    """HiGHS with a zero MIP gap; returns chosen positions and stats.
+
+    Integer weights cannot leak past an integer capacity through HiGHS's 1e-7
+    feasibility tolerance. Real weights (``scale=None``) can: a set a few ulps
+    over the budget may come back. The selection is then checked exactly and,
+    if it is over, solved again with the capacity lowered by twice the excess,
+    so the plan never exceeds the budget (a set within that margin of the
+    budget can be missed).
+    """
+    capacity = float(items.capacity)
+    for attempt in range(8):
+        chosen = np.flatnonzero(milp_select(items.weights, items.values, capacity))
+        excess = _excess(items.weights[chosen], items.capacity)
+        if excess <= 0:
+            return chosen, {"peak_bytes": None, "ilp_attempts": attempt + 1}  # HiGHS allocates out of our sight
+        capacity -= 2 * max(excess, 1e-7 * max(1.0, abs(capacity)))
+    raise RuntimeError("SciPy milp kept returning a selection over the capacity")
+
+
+def _excess(weights: np.ndarray, capacity: Any) -> float:
+    """Exactly how far the weights' sum is above the capacity (<= 0: it fits)."""
+    if weights.dtype.kind in "iu":
+        return float(int(weights.sum()) - int(capacity))
+    exact = sum(map(Fraction, weights.tolist()), Fraction(0)) - Fraction(capacity)
+    return float(exact) if exact > 0 else -1.0

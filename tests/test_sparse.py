@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remat_knapsack import SolverMemoryError, instances, solve
@@ -73,28 +74,79 @@ def test_brute_force_unquantised(solver, case):
     )
 )
 def test_brute_force_real_values(case):
-    from fractions import Fraction
-
     w, v, cap = case
-    # Documented limit of scale=None: sets within float64 rounding of the
-    # budget may be missed (never over budget, checked below). Keep away from it.
-    for x in itertools.product((0, 1), repeat=len(w)):
-        tot = sum((Fraction(a) for a, b in zip(w, x) if b), Fraction(0))
-        assume(abs(tot - Fraction(cap)) > Fraction(1, 10**9) * (1 + Fraction(cap)))
-    val, _ = brute(w, v, cap)
+    val, _ = brute_exact(w, v, cap)
     s = solve(w, v, cap, solver="sparse", scale=None)
     assert sum((Fraction(w[i]) for i in s.saved), Fraction(0)) <= Fraction(cap)
     assert s.value == pytest.approx(val, rel=1e-9)
 
 
-def test_scale_none_never_over_budget_at_rounding_boundary():
-    from fractions import Fraction
+def brute_exact(weights, values, cap):
+    """``brute`` with feasibility decided exactly (rationals), as ``scale=None`` must."""
+    fw = [Fraction(x) for x in weights]
+    fc = Fraction(cap)
+    n = len(weights)
+    best = None
+    for x in itertools.product((0, 1), repeat=n):
+        if sum((a for a, b in zip(fw, x) if b), Fraction(0)) > fc:
+            continue
+        val = sum(v for v, b in zip(values, x) if b)
+        key = (-val, x[::-1])
+        if best is None or key < best[0]:
+            best = (key, x)
+    x = best[1]
+    return -best[0][0], [i for i in range(n) if x[i]]
 
-    # 0.1 + 0.2 > 0.3 in exact binary arithmetic: {0, 1} is over budget.
+
+def test_scale_none_exact_at_rounding_boundary():
+    # 0.1 + 0.2 > 0.3 in exact binary arithmetic: {0, 1} is over budget, {2} fits exactly.
     s = solve([0.1, 0.2, 0.3], [1.0, 1.0, 1.5], 0.3, solver="sparse", scale=None)
-    assert sum((Fraction([0.1, 0.2, 0.3][i]) for i in s.saved), Fraction(0)) <= Fraction(0.3)
+    assert s.saved == [2]
+    assert s.value == 1.5
+    assert solve([0.1, 0.2, 0.3], [1, 1, 1.5], 0.3, scale=None).value == 1.5
+    # 0.1 + 0.2 fits a budget of 0.1 + 0.2 (the float sum rounds up).
+    s = solve([0.1, 0.2, 0.3], [1.0, 1.0, 1.5], 0.1 + 0.2, solver="sparse", scale=None)
+    assert s.saved == [0, 1]
     s = solve([0.001, 0.001, 1.0], [1.0, 0.5, 2.0], 1.0, solver="sparse", scale=None)
     assert s.saved == [2]
+
+
+_DECIMALS = st.sampled_from([0.1, 0.2, 0.3, 0.7, 0.05, 1.1, 1e-3, 3.3, 0.6, 1 / 3, 2.5, 1e-7, 123.456])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 10).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.one_of(_DECIMALS, st.floats(1e-6, 10.0)), min_size=n, max_size=n),
+            st.lists(st.integers(1, 6), min_size=n, max_size=n),
+            st.lists(st.booleans(), min_size=n, max_size=n),
+            st.sampled_from(["fsum", "float", "rev", "nudge_down", "nudge_up"]),
+        )
+    )
+)
+def test_scale_none_exact_vs_fraction_brute_force(case):
+    # Budgets at the float sum of a random subset (and one ulp around it), so
+    # many subsets sit exactly at, or a rounding error away from, the budget.
+    w, v, pick, how = case
+    sub = [a for a, b in zip(w, pick) if b]
+    if how == "fsum":
+        cap = math.fsum(sub)
+    elif how == "rev":
+        cap = sum(reversed(sub))
+    else:
+        cap = sum(sub)
+    if how == "nudge_down":
+        cap = max(0.0, math.nextafter(cap, 0.0))
+    elif how == "nudge_up":
+        cap = math.nextafter(cap, math.inf)
+    vals = [float(x) for x in v]
+    val, saved = brute_exact(w, vals, cap)
+    s = solve(w, vals, cap, solver="sparse", scale=None)
+    assert sum((Fraction(w[i]) for i in s.saved), Fraction(0)) <= Fraction(cap)
+    assert s.value == val
+    assert s.saved == saved
+    assert solve(w, vals, cap, scale=None).value == val
 
 
 def test_scale_none_respects_true_budget():

@@ -5,17 +5,24 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from fractions import Fraction
+
 from hypothesis import strategies as st
 
 
-def brute_force(weights, values, capacity):
+def brute_force(weights, values, capacity, *, exact=False):
     """The canonical optimum by enumeration: (value, saved indices).
 
     Among optimal sets it returns the one PyTorch's dp_knapsack backtracking
     returns: the lexicographically least indicator vector read from the last
     item down (as an integer with item i as bit i: the smallest).
     Items with value <= 0 are never saved, weight-0 items with value > 0 always.
+    ``exact=True`` decides feasibility on the weights' exact rational values,
+    as ``scale=None`` must.
     """
+    if exact:
+        weights = [Fraction(x) for x in weights]
+        capacity = Fraction(capacity)
     n = len(weights)
     best_v, best_mask = -1.0, None
     for mask in range(1 << n):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -13,13 +12,11 @@ from hypothesis import strategies as st
 import remat_knapsack
 from remat_knapsack import Frontier, frontier, instances, solve
 
+from oracles import brute_force
 
-def brute_best(weights, values, cap):
-    best = 0.0
-    for x in itertools.product((0, 1), repeat=len(weights)):
-        if sum(w for w, b in zip(weights, x) if b) <= cap:
-            best = max(best, sum(v for v, b in zip(values, x) if b and v > 0))
-    return best
+
+def _best(weights, values, cap):
+    return brute_force(weights, values, cap)[0]
 
 
 cases = st.integers(0, 10).flatmap(
@@ -43,7 +40,7 @@ def test_every_budget_against_brute_force(scale, case):
     step = 1.0 if scale else 0.25
     for k in range(sum(w) + 2):
         b = k * step
-        expect = brute_best(mem, v, b)
+        expect = _best(mem, v, b)
         assert f.best(b) == expect
         i = max([i for i, m in enumerate(f.memory) if m <= b], default=-1)
         assert (f.value[i] if i >= 0 else 0.0) == expect

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 
@@ -13,21 +12,7 @@ from hypothesis import strategies as st
 
 from remat_knapsack import SolverMemoryError, instances, solve
 
-
-def brute(weights, values, cap):
-    """The canonical optimum: max value, then dp_knapsack's tie rule
-    (lexicographically least indicator vector read from the highest index)."""
-    n = len(weights)
-    best = None
-    for x in itertools.product((0, 1), repeat=n):
-        if sum(w for w, b in zip(weights, x) if b) > cap:
-            continue
-        val = sum(v for v, b in zip(values, x) if b)
-        key = (-val, x[::-1])
-        if best is None or key < best[0]:
-            best = (key, x)
-    x = best[1]
-    return -best[0][0], [i for i in range(n) if x[i]]
+from oracles import brute_force
 
 
 small = st.integers(1, 12).flatmap(
@@ -44,7 +29,7 @@ small = st.integers(1, 12).flatmap(
 @pytest.mark.parametrize("solver", ["sparse", "auto"])
 def test_brute_force_quantised(solver, case):
     w, v, cap = case
-    val, saved = brute(w, v, cap)
+    val, saved = brute_force(w, v, cap)
     s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver=solver, scale=1)
     assert s.saved == saved
     assert s.value == val
@@ -57,7 +42,7 @@ def test_brute_force_unquantised(solver, case):
     # Dyadic memory (quarters) so float sums are exact and ties are real.
     w, v, cap = case
     wq = [a / 4 for a in w]
-    val, saved = brute(wq, v, cap / 4)
+    val, saved = brute_force(wq, v, cap / 4)
     s = solve(wq, [float(b) for b in v], cap / 4, solver=solver, scale=None)
     assert s.saved == saved
     assert s.value == val
@@ -75,27 +60,10 @@ def test_brute_force_unquantised(solver, case):
 )
 def test_brute_force_real_values(case):
     w, v, cap = case
-    val, _ = brute_exact(w, v, cap)
+    val, _ = brute_force(w, v, cap, exact=True)
     s = solve(w, v, cap, solver="sparse", scale=None)
     assert sum((Fraction(w[i]) for i in s.saved), Fraction(0)) <= Fraction(cap)
     assert s.value == pytest.approx(val, rel=1e-9)
-
-
-def brute_exact(weights, values, cap):
-    """``brute`` with feasibility decided exactly (rationals), as ``scale=None`` must."""
-    fw = [Fraction(x) for x in weights]
-    fc = Fraction(cap)
-    n = len(weights)
-    best = None
-    for x in itertools.product((0, 1), repeat=n):
-        if sum((a for a, b in zip(fw, x) if b), Fraction(0)) > fc:
-            continue
-        val = sum(v for v, b in zip(values, x) if b)
-        key = (-val, x[::-1])
-        if best is None or key < best[0]:
-            best = (key, x)
-    x = best[1]
-    return -best[0][0], [i for i in range(n) if x[i]]
 
 
 def test_scale_none_exact_at_rounding_boundary():
@@ -141,7 +109,7 @@ def test_scale_none_exact_vs_fraction_brute_force(case):
     elif how == "nudge_up":
         cap = math.nextafter(cap, math.inf)
     vals = [float(x) for x in v]
-    val, saved = brute_exact(w, vals, cap)
+    val, saved = brute_force(w, vals, cap, exact=True)
     s = solve(w, vals, cap, solver="sparse", scale=None)
     assert sum((Fraction(w[i]) for i in s.saved), Fraction(0)) <= Fraction(cap)
     assert s.value == val

@@ -30,13 +30,9 @@ def check_memory(solver: str, needed: int, memory_limit: int | None, detail: str
 
 
 def _meminfo_available() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
+    avail = _proc_bytes("/proc/meminfo", "MemAvailable:")
+    if avail is not None:
+        return avail
     try:
         return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
@@ -44,11 +40,16 @@ def _meminfo_available() -> int:
 
 
 def _vm_size() -> int:
+    return _proc_bytes("/proc/self/status", "VmSize:") or 0
+
+
+def _proc_bytes(path: str, key: str) -> int | None:
+    """The ``key: N kB`` line of a /proc file, in bytes (None if absent)."""
     try:
-        with open("/proc/self/status") as f:
+        with open(path) as f:
             for line in f:
-                if line.startswith("VmSize:"):
+                if line.startswith(key):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    return 0
+    return None

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from numbers import Real
 from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Problem", "Items", "validate", "active_items"]
+__all__ = ["Problem", "Items", "validate", "active_items", "excess_weight"]
 
 # Largest quantised weight we accept: sums of n such weights must stay exact in int64.
 _MAX_WEIGHT = 1 << 52
@@ -108,6 +109,20 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
         # Zero-weight items are free; the rest share what they leave.
         cap = cap - float(np.sum(w[forced])) if forced.size else cap
     return Items(keep.astype(np.int64), w[keep], v[keep].astype(np.float64), cap, forced.astype(np.int64))
+
+
+def excess_weight(weights: np.ndarray, capacity: Any) -> float:
+    """How far the weights' exact sum is above ``capacity``: > 0 exactly when
+    the set does not fit. Integer weights are summed as integers; for real
+    weights fsum is correctly rounded (and rounding is monotone), so only an
+    fsum equal to the capacity needs rationals."""
+    if weights.dtype.kind in "iu":
+        return float(int(weights.sum()) - int(capacity))
+    total = math.fsum(weights.tolist())
+    if total != capacity:
+        return total - float(capacity)
+    exact = sum(map(Fraction, weights.tolist()), Fraction(0)) - Fraction(capacity)
+    return float(exact) if exact > 0 else 0.0
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:

@@ -19,12 +19,11 @@ method", Math. Prog. Comp. 10, 2018 (HiGHS).
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from ._validate import Items
+from ._validate import Items, excess_weight
 
 __all__ = ["solve_ilp", "milp_select"]
 
@@ -66,16 +65,9 @@ def solve_ilp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray
     capacity = float(items.capacity)
     for attempt in range(8):
         chosen = np.flatnonzero(milp_select(items.weights, items.values, capacity))
-        excess = _excess(items.weights[chosen], items.capacity)
+        excess = excess_weight(items.weights[chosen], items.capacity)
         if excess <= 0:
             return chosen, {"peak_bytes": None, "ilp_attempts": attempt + 1}  # HiGHS allocates out of our sight
         capacity -= 2 * max(excess, 1e-7 * max(1.0, abs(capacity)))
     raise RuntimeError("SciPy milp kept returning a selection over the capacity")
 
-
-def _excess(weights: np.ndarray, capacity: Any) -> float:
-    """Exactly how far the weights' sum is above the capacity (<= 0: it fits)."""
-    if weights.dtype.kind in "iu":
-        return float(int(weights.sum()) - int(capacity))
-    exact = sum(map(Fraction, weights.tolist()), Fraction(0)) - Fraction(capacity)
-    return float(exact) if exact > 0 else -1.0

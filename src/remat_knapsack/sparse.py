@@ -76,7 +76,7 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
   floor(g_i / 2**s) + 1 and capacity floor(C / 2**s) + n: every exactly
   feasible set fits it (sum of floors <= floor of the sum, at most n
   items), so OPT <= OPT(relaxation). If the relaxation's canonical set R fits
-  exactly (``_fits``: fsum is correctly rounded and rounding is monotone, so
+  exactly (``excess_weight``: fsum is correctly rounded and rounding is monotone, so
   fsum != c settles it; rationals only when equal), R is the canonical set:
   OPT = value(R), and in the top-down scan each item R leaves out is left out
   exactly too (R itself is a witness without it), while each item R keeps is
@@ -115,14 +115,13 @@ from __future__ import annotations
 
 import bisect
 import math
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from . import _sparse
 from ._memory import available_bytes
-from ._validate import Items
+from ._validate import Items, excess_weight
 from .errors import SolverMemoryError
 
 __all__ = ["solve_sparse", "sparse_bytes", "pareto_front", "STATE_BYTES"]
@@ -228,21 +227,12 @@ def _solve_real(w, v, c, integral, tol, max_states, detail):
     # most n items, so it fits the relaxation too. All sums stay below 2**53.
     chosen, stats = _run(a + 1.0, v, float(cap + n), integral, tol, max_states, detail)
     stats["grid_shift"] = s
-    if _fits(w[chosen], c):
+    if excess_weight(w[chosen], c) <= 0:
         # The relaxation's canonical set fits exactly: it is the canonical set.
         return chosen, stats
     stats["exact_fallback"] = True
-    g = [int(x) for x in (Fraction(y) / Fraction(2) ** e for y in w.tolist())]
+    g = [_floor_grid(y, e) for y in w.tolist()]  # exact: every g_i is an integer
     return _exact_canonical(g, v.tolist(), _floor_grid(c, e), tol, max_states, detail), stats
-
-
-def _fits(weights: np.ndarray, capacity: float) -> bool:
-    """Exactly: sum(weights) <= capacity. fsum rounds correctly (and rounding
-    is monotone), so fsum < c implies sum < c and fsum > c implies sum > c."""
-    total = math.fsum(weights.tolist())
-    if total != capacity:
-        return total < capacity
-    return sum(map(Fraction, weights.tolist()), Fraction(0)) <= Fraction(capacity)
 
 
 def _exact_canonical(g, v, cap, tol, max_states, detail):

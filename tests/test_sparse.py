@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 from fractions import Fraction
 
@@ -10,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack import SolverMemoryError, instances, solve
+from remat_knapsack import SolverMemoryError, _sparse, instances, solve
 
 from oracles import brute_force
 
@@ -226,3 +228,101 @@ def test_frontier_memory_limit_raises():
     inst = instances.paper(60, 0)
     with pytest.raises(SolverMemoryError):
         frontier(inst.memory, inst.runtimes, memory_limit=20_000)
+
+
+# --- The count path (_sparse._count_path): one run per item count ----------
+
+
+@contextlib.contextmanager
+def _forced_count_path():
+    old = _sparse._configure_count_path(True, 0, 0)
+    try:
+        yield
+    finally:
+        _sparse._configure_count_path(*old)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+def test_count_path_brute_force(case):
+    w, v, cap = case
+    val, saved = brute_force(w, v, cap)
+    with _forced_count_path():
+        s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
+
+
+@settings(max_examples=150, deadline=None)
+@given(small)
+def test_count_path_brute_force_unquantised(case):
+    # Dyadic memory and half-integer runtimes: real weights and real values.
+    w, v, cap = case
+    wq = [a / 4 for a in w]
+    vq = [b + 0.5 for b in v]
+    with _forced_count_path():
+        s = solve(wq, vq, cap / 4, solver="sparse", scale=None)
+    assert (s.value, s.saved) == brute_force(wq, vq, cap / 4)
+
+
+@pytest.mark.parametrize("cls", instances.CLASSES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_count_path_against_dense_on_classes(count_path, cls, seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(40, 160))
+    inst = instances.pisinger(cls, n, R=100, seed=seed)
+    if cls == "similar_weights":
+        mem = [m - 99_950 for m in inst.memory]
+        inst = instances.Instance(mem, inst.runtimes, float(sum(mem) // 2))
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    assert s.stats["counts"]  # the count path ran and knew the optimal count
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_almost_strongly_takes_count_path(seed):
+    # Count-structured items off a line: "sparse" goes by counts by itself.
+    inst = instances.pisinger("almost_strongly", 300, R=1000, seed=seed)
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    assert len(s.stats["counts"]) >= 1
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+def test_count_path_over_budget_falls_back():
+    inst = instances.pisinger("almost_strongly", 300, R=1000, seed=5)
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    old = _sparse._configure_count_path(False, 0, 0)  # a budget of one state
+    try:
+        s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    finally:
+        _sparse._configure_count_path(*old)
+    assert s.stats["counts"] == []
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 10).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 30), min_size=n, max_size=n),
+            st.lists(st.integers(1, 40), min_size=n, max_size=n),
+            st.integers(0, 150),
+            st.integers(1, n),
+        )
+    )
+)
+def test_count_bound_is_an_upper_bound(case):
+    w, v, cap, k = case
+    if sum(sorted(w)[:k]) > cap:
+        return  # no k items fit: outside the bound's contract
+    best = max(
+        sum(v[i] for i in X)
+        for X in itertools.combinations(range(len(w)), k)
+        if sum(w[i] for i in X) <= cap
+    )
+    L, lam, mu = _sparse._count_bound_py(np.array(w, float), np.array(v, float), float(cap), k)
+    assert lam >= 0
+    assert L >= best - 1e-9
+    # and it is the LP bound: never above the best k items ignoring weight
+    assert L <= sum(sorted(v)[-k:]) + 1e-9

@@ -46,6 +46,7 @@ cdef enum:
     QBEAM = 512       # the same before each decide run of the canonical pass
     VW = 1            # 64-bit words of decision history per state
     VBITS = 64        # = 64 * VW core steps remembered per state
+    KWIN = 64         # count mode: per-count dominance for counts within kfix +- KWIN
 
 cdef struct Card:
     # A second bound, Lagrangian in weight (lam) and item count (mu):
@@ -60,6 +61,10 @@ cdef struct Card:
     double kmax
     const double* topv   # prefix sums of all values, largest first (ntop + 1)
     Py_ssize_t ntop
+    # Count mode (kfix >= 0): only sets of exactly kfix items are sought, the
+    # items are in descending order of d_j = v_j - lam w_j - mu, and the bound
+    # is the count bound of ``_core`` (see ``_count_bound``); -1 otherwise.
+    double kfix
 
 cdef struct Pool:
     double* W
@@ -78,6 +83,7 @@ cdef struct Pool:
     Py_ssize_t first_steps   # core steps of the first (optimise) run
     Py_ssize_t beam          # > 0: keep at most this many states per step (heuristic runs)
     Py_ssize_t first_best    # the step at which it found its best state
+    Py_ssize_t limit         # > 0: give up (-4) once this many states were generated
 
 
 cdef int _grow(void** p, size_t nbytes) noexcept nogil:
@@ -186,6 +192,195 @@ cdef double _kcount(const Card* card, double goal) noexcept nogil:
     return <double>lo
 
 
+cdef struct DI:
+    double d
+    Py_ssize_t i
+
+
+cdef void _select(DI* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
+    """Reorder a[0..m) so that its k largest ``d`` come first (quickselect,
+    pseudo-random pivots; 1 <= k <= m)."""
+    cdef Py_ssize_t lo = 0, hi = m - 1, i, j
+    cdef uint64_t seed = 0x9E3779B97F4A7C15
+    cdef double p
+    cdef DI tmp
+    while lo < hi:
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL
+        p = a[lo + <Py_ssize_t>((seed >> 33) % <uint64_t>(hi - lo + 1))].d
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i].d > p:
+                i += 1
+            while a[j].d < p:
+                j -= 1
+            if i <= j:
+                tmp = a[i]; a[i] = a[j]; a[j] = tmp
+                i += 1
+                j -= 1
+        if k - 1 <= j:
+            hi = j
+        elif k - 1 >= i:
+            lo = i
+        else:
+            return
+
+
+cdef double _topk(const double* w, const double* v, DI* a, const Py_ssize_t* cand,
+                  Py_ssize_t m, Py_ssize_t k, double lam, double* theta,
+                  double* wtop) noexcept nogil:
+    """Sum of the k largest v - lam w over the candidates; their weight into
+    ``wtop`` and the k-th largest into ``theta``."""
+    cdef Py_ssize_t q
+    cdef double tot = 0, wt = 0
+    for q in range(m):
+        a[q].d = v[cand[q]] - lam * w[cand[q]]
+        a[q].i = cand[q]
+    _select(a, m, k)
+    theta[0] = a[k - 1].d
+    for q in range(k):
+        tot += a[q].d
+        wt += w[a[q].i]
+    wtop[0] = wt
+    return tot
+
+
+cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double c,
+                         Py_ssize_t k, double hint, DI* a, Py_ssize_t* cand,
+                         double* lam_out, double* mu_out) noexcept nogil:
+    """An upper bound on the value of every set of exactly k items within c.
+
+    For lam >= 0 and any mu, v(X) <= lam c + mu k + sum_j max(0, v_j - lam w_j - mu)
+    when |X| = k and w(X) <= c; with mu the k-th largest v_j - lam w_j this is
+    g(lam) = lam c + (sum of the k largest v_j - lam w_j), convex and piecewise
+    linear in lam, whose minimum is the LP relaxation with the count
+    constraint added (the cardinality bounds of Martello, Pisinger and Toth,
+    Management Science 45, 1999). Its slope is c - (weight of those k items).
+    The minimum is bracketed (``hint``: a nearby lam, or <= 0) and found by
+    intersecting the tangents at the bracket's ends (bisection when that
+    stalls); items surely in (or out of) the k largest on the whole bracket
+    are set aside. The bound returned is recomputed from all items with the
+    final lam, so it is valid whatever the precision of the search. Needs
+    1 <= k <= n, and k items that fit (the k lightest).
+    """
+    cdef Py_ssize_t m = n, q, j, kin = 0, it, kk
+    cdef double lo = 0, hi, x, th, thlo, thhi, wt, lam, tot, mu, win = 0, vin = 0
+    cdef double glo = 0, ghi = 0, gx, slo = -1, shi = 1, tan, eps, dmin, step
+    for q in range(n):
+        cand[q] = q
+    if not hint > 0:
+        hint = 1.0
+    # Bracket: from the hint, steps growing geometrically, until the slope
+    # changes sign (lam = 0 when the k most valuable items fit).
+    x = hint
+    step = hint / 64
+    lo = -1
+    hi = -1
+    for it in range(4200):
+        gx = x * c + _topk(w, v, a, cand, m, k, x, &th, &wt)
+        if c - wt < 0:
+            lo = x
+            glo = gx
+            slo = c - wt
+            thlo = th
+        else:
+            hi = x
+            ghi = gx
+            shi = c - wt
+            thhi = th
+        if lo >= 0 and hi >= 0:
+            break
+        if hi == 0:
+            break
+        if lo < 0:
+            x = hi - step if hi - step > 0 else 0.0
+        else:
+            x = lo + step
+        step *= 2
+    lam = hi if hi > 0 else 0.0
+    if lo >= 0 and hi > 0:
+        for it in range(100):
+            kk = k - kin
+            if shi == 0 or kk <= 0 or kk >= m:
+                break
+            x = (ghi - glo + slo * lo - shi * hi) / (slo - shi)
+            tan = glo + slo * (x - lo)  # g >= both tangents; equal at the minimum
+            if not (lo < x < hi) or it % 4 == 3:
+                x = 0.5 * (lo + hi)
+                tan = -INFINITY
+                if not (lo < x < hi):
+                    break
+            gx = x * c + vin - x * win + _topk(w, v, a, cand, m, kk, x, &th, &wt)
+            if gx <= tan + 1e-12 * fabs(gx):
+                hi = x  # the tangents meet on g: x minimises it
+                break
+            if c - win - wt < 0:
+                lo = x
+                glo = gx
+                slo = c - win - wt
+                thlo = th
+            else:
+                hi = x
+                ghi = gx
+                shi = c - win - wt
+                thhi = th
+            # theta(lam) is non-increasing: keep only the items that can cross it.
+            eps = 1e-12 * (fabs(thlo) + fabs(thhi) + 1)
+            j = 0
+            for q in range(m):
+                dmin = v[cand[q]] - hi * w[cand[q]]
+                if dmin > thlo + eps:
+                    kin += 1
+                    win += w[cand[q]]
+                    vin += v[cand[q]]
+                elif v[cand[q]] - lo * w[cand[q]] >= thhi - eps:
+                    cand[j] = cand[q]
+                    j += 1
+            m = j
+        lam = hi
+    for q in range(n):
+        cand[q] = q
+    tot = _topk(w, v, a, cand, n, k, lam, &mu, &wt)
+    lam_out[0] = lam
+    mu_out[0] = mu
+    return lam * c + tot
+
+cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, double c,
+                             int decide, double goal, double tol, const Card* card,
+                             uint8_t* x, double* zout, Py_ssize_t* bout, double** Dout,
+                             double* slack) noexcept nogil:
+    """Set-up of a count-mode ``_core`` run: the start state is the first
+    ``kfix`` items (the count-constrained LP's set), ``zout`` gets its value
+    when it is a feasible set (-inf otherwise), ``Dout`` the prefix sums of
+    d_j = v_j - lam w_j - mu. Returns 3 to go on, else ``_core``'s result."""
+    cdef Py_ssize_t i, b
+    cdef double wsum = 0, psum = 0, sabs = 0
+    cdef double* D
+    if card.kfix > n:
+        zout[0] = -INFINITY
+        return 0 if decide else 2
+    b = <Py_ssize_t>card.kfix
+    bout[0] = b
+    D = <double*>malloc((n + 1) * sizeof(double))
+    if D == NULL:
+        return -1
+    D[0] = 0
+    for i in range(n):
+        x[i] = i < b
+        D[i + 1] = D[i] + (v[i] - card.lam * w[i] - card.mu)
+        sabs += v[i] + card.lam * w[i]
+        if i < b:
+            wsum += w[i]
+            psum += v[i]
+    zout[0] = psum if wsum <= c else -INFINITY
+    if decide and wsum <= c and psum >= goal - tol:
+        free(D)
+        return 1
+    slack[0] = 1e-9 + 1e-11 * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
+    Dout[0] = D
+    return 3
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
@@ -216,75 +411,105 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef double lam = 0, mu = 0, kk = 0, sl2 = 0, ub2, dj, kc, ubc = INFINITY
     cdef Card lc
     cdef double* ltop = NULL
+    cdef int cm = 0
+    cdef double* D = NULL
+    cdef double kf = 0, lcmk = 0
+    cdef double maxPK[2 * KWIN + 1]
+    cdef Py_ssize_t nd
 
     pool.runs += 1
-    b = 0
-    while b < n and wsum + w[b] <= c:
-        wsum += w[b]
-        psum += v[b]
-        b += 1
-    bout[0] = b
-    for i in range(n):
-        x[i] = i < b
-    if b == n:
-        zout[0] = psum
-        if decide and psum < goal - tol:
-            return 0
-        return 1
-    # Greedy: the break solution, then every later item that still fits.
-    gw = wsum
-    gp = psum
-    for i in range(b, n):
-        if gw + w[i] <= c:
-            x[i] = 1
-            gw += w[i]
-            gp += v[i]
-    zout[0] = gp
-    eb = v[b] / w[b]
-    term = (c - wsum) * eb
-    ub0 = psum + term
-    if decide:
-        if gp >= goal - tol:
-            return 1
-        thr = goal - tol
-    else:
-        z = gp if gp >= goal else goal  # goal: a value already known reachable
-        thr = z + 1.0 if integral else z + tol
-    if ub0 + _slack(psum, term) < thr:
-        return 0 if decide else (1 if gp >= goal else 2)
-    if card != NULL and card.topv == NULL and card.mu == 0:
-        card = NULL  # no count term: the bound is the plain Lagrangian one
-    if card != NULL and card.topv == NULL:
-        lc = card[0]
-        if _local_counts(w, v, n, c, &lc, &ltop) < 0:
-            return -1
-        card = &lc
-    if card != NULL:
-        A = <double*>malloc((n + 1) * sizeof(double))
-        B = <double*>malloc((n + 1) * sizeof(double))
-        if A == NULL or B == NULL:
-            free(A); free(B); free(ltop)
-            return -1
+    if card != NULL and card.kfix >= 0:
+        cm = 1
+        r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &D, &sl2)
+        if r != 3:
+            return r
+        b = bout[0]
+        for i in range(b):
+            wsum += w[i]
+            psum += v[i]
         lam = card.lam
         mu = card.mu
-        A[n] = 0
-        for i in range(n - 1, -1, -1):
-            dj = v[i] - lam * w[i] - mu
-            A[i] = A[i + 1] + (dj if dj > 0 else 0)
-        B[0] = 0
-        for i in range(n):
-            dj = v[i] - lam * w[i] - mu
-            B[i + 1] = B[i] + (-dj if dj < 0 else 0)
-        sl2 = 1e-9 + 1e-11 * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
-        kk = _kcount(card, thr)
-        ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
+        kf = card.kfix
+        lcmk = lam * c + mu * kf
+        gp = zout[0]
+        ub0 = INFINITY
+        ubc = lcmk + (psum - lam * wsum - mu * kf)  # the count bound at the root
+        if decide:
+            thr = goal - tol
+        else:
+            z = gp if gp >= goal else goal
+            thr = z + 1.0 if integral else z + tol
         if ubc + sl2 < thr:
-            free(A); free(B); free(ltop)
+            free(D)
             return 0 if decide else (1 if gp >= goal else 2)
+    else:
+        b = 0
+        while b < n and wsum + w[b] <= c:
+            wsum += w[b]
+            psum += v[b]
+            b += 1
+        bout[0] = b
+        for i in range(n):
+            x[i] = i < b
+        if b == n:
+            zout[0] = psum
+            if decide and psum < goal - tol:
+                return 0
+            return 1
+        # Greedy: the break solution, then every later item that still fits.
+        gw = wsum
+        gp = psum
+        for i in range(b, n):
+            if gw + w[i] <= c:
+                x[i] = 1
+                gw += w[i]
+                gp += v[i]
+        zout[0] = gp
+        eb = v[b] / w[b]
+        term = (c - wsum) * eb
+        ub0 = psum + term
+        if decide:
+            if gp >= goal - tol:
+                return 1
+            thr = goal - tol
+        else:
+            z = gp if gp >= goal else goal  # goal: a value already known reachable
+            thr = z + 1.0 if integral else z + tol
+        if ub0 + _slack(psum, term) < thr:
+            return 0 if decide else (1 if gp >= goal else 2)
+        if card != NULL and card.topv == NULL and card.mu == 0:
+            card = NULL  # no count term: the bound is the plain Lagrangian one
+        if card != NULL and card.topv == NULL:
+            lc = card[0]
+            if _local_counts(w, v, n, c, &lc, &ltop) < 0:
+                return -1
+            card = &lc
+        if card != NULL:
+            A = <double*>malloc((n + 1) * sizeof(double))
+            B = <double*>malloc((n + 1) * sizeof(double))
+            if A == NULL or B == NULL:
+                free(A); free(B); free(ltop); free(D)
+                return -1
+            lam = card.lam
+            mu = card.mu
+            A[n] = 0
+            for i in range(n - 1, -1, -1):
+                dj = v[i] - lam * w[i] - mu
+                A[i] = A[i + 1] + (dj if dj > 0 else 0)
+            B[0] = 0
+            for i in range(n):
+                dj = v[i] - lam * w[i] - mu
+                B[i + 1] = B[i] + (-dj if dj < 0 else 0)
+            sl2 = 1e-9 + 1e-11 * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
+            kk = _kcount(card, thr)
+            ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
+            if ubc + sl2 < thr:
+                free(A); free(B); free(ltop); free(D)
+                return 0 if decide else (1 if gp >= goal else 2)
 
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
-        free(seq); free(A); free(B); free(ltop)
+        free(seq); free(A); free(B); free(ltop); free(D)
         return -1
     pool.W[0] = wsum
     pool.P[0] = psum
@@ -314,7 +539,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         et = v[t] / w[t] if t < n else 0.0
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
-            free(seq); free(A); free(B); free(ltop)
+            free(seq); free(A); free(B); free(ltop); free(D)
             return -1
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
@@ -322,6 +547,9 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         ib = 0
         out = 0
         maxP = -INFINITY
+        if cm:
+            for q in range(2 * KWIN + 1):
+                maxPK[q] = -INFINITY
         while ia < cnt or ib < cnt:
             if ib >= cnt:
                 take_a = 1
@@ -342,18 +570,44 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 va = &pool.V[ib * VW]
                 kc = pool.K[ib] + kx
                 ib += 1
-            if Px <= maxP:
-                continue
-            maxP = Px
-            if Wx <= c:
-                term = (c - Wx) * et
-            elif s >= 0:
-                term = -(Wx - c) * es
+            if cm:
+                # Dominance only among states of the same count (a lighter,
+                # better state with another count may not complete to kfix).
+                nd = <Py_ssize_t>kf - <Py_ssize_t>kc
+                if -KWIN <= nd <= KWIN:
+                    if Px <= maxPK[nd + KWIN]:
+                        continue
+                    maxPK[nd + KWIN] = Px
+                if nd > 0:  # the nd best items still to add
+                    if t + nd > n:
+                        continue
+                    dj = D[t + nd] - D[t]
+                elif nd < 0:  # the -nd worst items still to remove
+                    if s + 1 + nd < 0:
+                        continue
+                    dj = D[s + 1 + nd] - D[s + 1]
+                elif t < n and s >= 0:  # one swap, or none
+                    dj = (D[t + 1] - D[t]) - (D[s + 1] - D[s])
+                else:
+                    dj = -INFINITY
+                ub2 = lcmk + (Px - lam * Wx - mu * kc) + dj
+                if nd == 0 and Wx <= c and Px > ub2:
+                    ub2 = Px
+                if ub2 + sl2 < thr:
+                    continue
             else:
-                continue
-            ub = Px + term
-            if ub + _slack(Px, term) < thr:
-                continue
+                if Px <= maxP:
+                    continue
+                maxP = Px
+                if Wx <= c:
+                    term = (c - Wx) * et
+                elif s >= 0:
+                    term = -(Wx - c) * es
+                else:
+                    continue
+                ub = Px + term
+                if ub + _slack(Px, term) < thr:
+                    continue
             if A != NULL:
                 ub2 = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
                 if ub2 + sl2 < thr:
@@ -369,7 +623,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             pool.P2[out] = Px
             pool.K2[out] = <int32_t>kc
             out += 1
-            if Wx <= c and Px >= thr:
+            if Wx <= c and Px >= thr and (not cm or kc == kf):
                 best_W = Wx
                 best_P = Px
                 best_k = k
@@ -395,6 +649,9 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                     pool.V2[q * VW + m] = pool.V2[ia * VW + m]
             out = pool.beam
         pool.generated += out
+        if pool.limit > 0 and pool.generated > pool.limit:
+            free(seq); free(A); free(B); free(ltop); free(D)
+            return -4
         tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
         tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
         tmpv = pool.V; pool.V = pool.V2; pool.V2 = tmpv
@@ -402,7 +659,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         cnt = out
         k += 1
 
-    free(A); free(B); free(ltop)
+    free(A); free(B); free(ltop); free(D)
     if pool.runs == 1:
         pool.first_steps = k
         pool.first_best = best_k
@@ -449,8 +706,9 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
     cdef uint8_t* subx = <uint8_t*>malloc(lo)
     cdef double* sw = <double*>malloc(lo * sizeof(double))
     cdef double* sv = <double*>malloc(lo * sizeof(double))
-    cdef Py_ssize_t i, m = 0, r = -1, bsub
+    cdef Py_ssize_t i, m = 0, r = -1, bsub, kdet = 0
     cdef double wdet = 0, pdet = 0, zsub
+    cdef Card sub
     if mark != NULL and subx != NULL and sw != NULL and sv != NULL:
         for i in range(n):
             mark[i] = 0
@@ -464,7 +722,16 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
             elif x[i]:
                 wdet += w[i]
                 pdet += v[i]
-        r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, card, subx, &zsub, &bsub)
+                kdet += 1
+        r = 0
+        if card != NULL and card.kfix >= 0:  # count mode: the rest of the count
+            sub = card[0]
+            sub.kfix = card.kfix - kdet
+            card = &sub
+            if sub.kfix < 0:
+                r = -2
+        if r == 0:
+            r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, card, subx, &zsub, &bsub)
         if r == 1:
             m = 0
             for i in range(n):
@@ -494,7 +761,39 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.first_steps = 0
     pool.beam = 0
     pool.first_best = -1
+    pool.limit = 0
     return pool
+
+
+# The count path (``_count_path``) gives up, and ``_optimum`` takes over, once
+# its runs generated this many states plus this many per item.
+cdef Py_ssize_t COUNT_STATES = 200000
+cdef Py_ssize_t COUNT_PER_ITEM = 20
+cdef bint FORCE_COUNT = False
+
+
+def _configure_count_path(bint force, Py_ssize_t states, Py_ssize_t per_item):
+    """For tests: ``force`` takes the count path on every instance (with no
+    budget); ``states``/``per_item`` set its budget. Returns the previous
+    (force, states, per_item)."""
+    global FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM
+    old = (FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM)
+    FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM = force, states, per_item
+    return old
+
+
+def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize_t k):
+    """For tests: ``_count_bound`` on items (w, v); returns (bound, lam, mu)."""
+    cdef Py_ssize_t n = w.shape[0]
+    cdef double lam = 0, mu = 0, L
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}], got {k}")
+    a_ = np.empty(n * sizeof(DI), dtype=np.uint8)
+    cand_ = np.empty(n, dtype=np.intp)
+    cdef uint8_t[::1] a = a_
+    cdef Py_ssize_t[::1] cand = cand_
+    L = _count_bound(&w[0], &v[0], n, c, k, 0.0, <DI*>&a[0], &cand[0], &lam, &mu)
+    return L, lam, mu
 
 
 #: Bytes per state slot (two buffers of weight, value, decision history, item count).
@@ -527,17 +826,29 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     topv_a = np.zeros(n + 1)
     np.cumsum(np.sort(va_)[::-1], out=topv_a[1:])
     cdef const double[::1] topv = topv_a
-    _multipliers(ws_a, vs_a, c, topv_a, &card)
+    on_line = _multipliers(ws_a, vs_a, c, topv_a, &card)
     card.topv = &topv[0]
     card.ntop = n
     try:
         t1 = time.perf_counter()
-        r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+        cards = None
+        b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))
+        if b < n and (FORCE_COUNT or (card.mu != 0 and not on_line)):
+            # Count-structured but not on a line (the count bound of
+            # ``_optimum`` is loose there): the count path, within a budget.
+            pool.limit = 0 if FORCE_COUNT else max(1, COUNT_STATES + COUNT_PER_ITEM * n)
+            cards = _count_path(ws_a, vs_a, c, b, <Py_ssize_t>card.kmax, integral, tol, &pool, xs_a)
+            pool.limit = 0
+        if cards is None:
+            cards = []
+            r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+        else:
+            z, cards = cards
         t2 = time.perf_counter()
         S_a = np.zeros(n, dtype=np.uint8)
         S_a[order[xs_a.astype(bool)]] = 1
         stats = {"opt_states": pool.generated, "free": 0, "queries": 0,
-                 "t_sort": t1 - t0, "t_opt": t2 - t1}
+                 "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards]}
         if b == n:
             np.asarray(sel)[:] = S_a
             return _stats(stats, pool)
@@ -556,6 +867,20 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         sl2 = 1e-9 + 1e-11 * (abs(L2) + float(np.abs(d2).sum()) + abs(card.mu) * n)
         fix1 |= (L2 - np.maximum(d2, 0) + sl2 < thr) & Sb
         fix0 |= (L2 + np.minimum(d2, 0) + sl2 < thr) & ~Sb
+        if cards:
+            # Every optimal set has one of these counts k: an item is in (out
+            # of) all of them if leaving it out (taking it) breaks every count
+            # bound, i.e. its reduced profit exceeds that count's gap.
+            all1 = Sb.copy()
+            all0 = ~Sb
+            for k, lamk, muk in cards:
+                dk = va_ - lamk * wa - muk
+                Lk = lamk * c + muk * k + float(np.maximum(dk, 0).sum())
+                slk = 1e-9 + 1e-11 * (abs(Lk) + float(np.abs(dk).sum()) + abs(muk) * n)
+                all1 &= Lk - np.maximum(dk, 0) + slk < thr
+                all0 &= Lk + np.minimum(dk, 0) + slk < thr
+            fix1 |= all1
+            fix0 |= all0
         free_idx = np.flatnonzero(~(fix1 | fix0))
         nu = free_idx.shape[0]
         stats["free"] = nu
@@ -563,14 +888,146 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         if nu == 0:
             return _stats(stats, pool)
         stats["t_reduce"] = time.perf_counter() - t2
+        count = None
+        if len(cards) == 1:
+            k, lamk, muk = cards[0]
+            count = (k - int(fix1.sum()), lamk, muk)
         r = _canonical(wa, va_, order, free_idx, S_a, c - float(wa[fix1].sum()),
                        float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
-                       integral, tol, &pool, &card, stats)
+                       integral, tol, &pool, &card, count, stats)
         sel_np = np.asarray(sel)
         sel_np[free_idx] = S_a[free_idx]
         return _stats(stats, pool)
     finally:
         _release(&pool)
+
+
+cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int integral,
+                       double tol, Pool* pool, xs_a):
+    """OPT by counts: for every item count k whose count bound can reach the
+    incumbent, one count-mode ``_core`` run over the items in descending order
+    of d_j = v_j - lam_k w_j - mu_k, starting from the LP's k items.
+
+    On almost strongly correlated items (v = w + R/10 +- R/500) the weight-only
+    bound is ~100 above OPT, but the optimum has one count and that count's
+    bound is within ~1 of OPT, so each run keeps a few thousand states. The
+    LP optimum has b + f items (b: break count), and the count bound is
+    concave in k, so the counts worth a run are an interval around b, b + 1;
+    scanning outwards stops at the first count whose bound is below the
+    incumbent. Runs accept ties, so a count either attains OPT (it is
+    returned, with its multipliers) or is proved below it.
+
+    ``xs_a`` (efficiency order) gets an optimal set. Returns (OPT, [(k, lam,
+    mu) for every count an optimal set can have]), or None when the runs
+    outgrow ``pool.limit`` states.
+    """
+    cdef Py_ssize_t n = ws_a.shape[0], k, r, bb, q
+    cdef const double[::1] ws = ws_a, vs = vs_a
+    cdef DI* a = <DI*>malloc(n * sizeof(DI))
+    cdef Py_ssize_t* cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef double lam, mu, zk, goal, sl, L
+    cdef Card cd
+    cdef uint8_t[::1] xk
+    if a == NULL or cand == NULL:
+        free(a); free(cand)
+        raise MemoryError("sparse: count bounds")
+    try:
+        cw = np.cumsum(ws_a)
+        x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
+        x0[:b] = 1
+        room = c - (float(cw[b - 1]) if b > 0 else 0.0)
+        for q in range(b, n):
+            if ws[q] <= room:
+                x0[q] = 1
+                room -= ws[q]
+        z = float(vs_a[x0.astype(bool)].sum())
+        xs_a[:] = x0
+        sl = 1e-9 + 1e-11 * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
+        found = {}   # k -> (best value of a k-set >= the cut, lam, mu)
+        bounds = {}
+
+        def bound(Py_ssize_t k):
+            cdef double lam_, mu_, hint
+            if k not in bounds:
+                if k < 1 or k > kmax:
+                    bounds[k] = (-INFINITY, 0.0, 0.0)
+                else:
+                    hint = next((t[1] for t in bounds.values() if t[1] > 0), vs[b] / ws[b] if b < n else 1.0)
+                    with nogil:
+                        L_ = _count_bound(&ws[0], &vs[0], n, c, k, hint, a, cand, &lam_, &mu_)
+                    bounds[k] = (L_, lam_, mu_)
+            return bounds[k]
+
+        def attempt(Py_ssize_t k):
+            # False when k's bound is below the cut (ties included): no k-set is optimal.
+            nonlocal z
+            cdef Card cd_
+            cdef Py_ssize_t r_, bb_
+            cdef double zk_, goal_
+            cdef uint8_t[::1] xk_
+            L_, lam_, mu_ = bound(k)
+            if L_ + sl < z - tol:
+                return False
+            d = vs_a - lam_ * ws_a - mu_
+            o = np.lexsort((np.arange(n), -d))
+            wk = np.ascontiguousarray(ws_a[o])
+            vk = np.ascontiguousarray(vs_a[o])
+            xk_a = np.zeros(n, dtype=np.uint8)
+            xk_ = xk_a
+            cd_.lam = lam_
+            cd_.mu = mu_
+            cd_.kfix = k
+            cd_.kmax = kmax
+            cd_.topv = NULL
+            cd_.ntop = 0
+            goal_ = z - 1.0 if integral else z - 2 * tol  # ties are found too
+            r_ = _count_run(wk, vk, c, goal_, integral, tol, pool, &cd_, xk_, &zk_)
+            if r_ == -4:
+                raise _OverBudget
+            if r_ == 1 and zk_ >= z - tol:
+                found[k] = (zk_, lam_, mu_)
+                if zk_ > z:
+                    z = zk_
+                    xs_a[:] = 0
+                    xs_a[o[xk_a.astype(bool)]] = 1
+            return True
+
+        try:
+            first = sorted((b, b + 1), key=lambda k: -bound(k)[0])
+            down = up = False
+            for k in first:
+                ok = attempt(k)
+                if k == b:
+                    down = ok
+                else:
+                    up = ok
+            k = b - 1
+            while down and k >= 1 and attempt(k):
+                k -= 1
+            k = b + 2
+            while up and k <= kmax and attempt(k):
+                k += 1
+        except _OverBudget:
+            return None
+        cards = [(k, lam_mu[1], lam_mu[2]) for k, lam_mu in sorted(found.items()) if lam_mu[0] >= z - tol]
+        return z, cards
+    finally:
+        free(a); free(cand)
+
+
+cdef Py_ssize_t _count_run(const double[::1] w, const double[::1] v, double c, double goal,
+                           int integral, double tol, Pool* pool, const Card* card,
+                           uint8_t[::1] x, double* z) except -9:
+    cdef Py_ssize_t r, bb
+    with nogil:
+        r = _core(&w[0], &v[0], w.shape[0], c, 0, goal, integral, tol, pool, card, &x[0], z, &bb)
+    if r < 0 and r != -4:
+        _raise(r, pool[0])
+    return r
+
+
+class _OverBudget(Exception):
+    pass
 
 
 cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
@@ -617,7 +1074,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     return 1
 
 
-cdef void _multipliers(ws, vs, double c, topv, Card* card):
+cdef bint _multipliers(ws, vs, double c, topv, Card* card):
     """Multipliers of the cardinality bound, from the items around the break.
 
     The items near the break item (efficiency order) are fitted by a line
@@ -625,15 +1082,17 @@ cdef void _multipliers(ws, vs, double c, topv, Card* card):
     w = v + R/10, ...) that is the exact relation, and the bound then counts
     items instead of weight. Given lam, mu is the best value for it: the k-th
     largest reduced profit v - lam w, with k = kmax (mu >= 0) or kmin (mu < 0).
+    Returns whether those items lie exactly on the line.
     """
     cdef Py_ssize_t n = ws.shape[0], b, lo, hi, k
     card.lam = 0
     card.mu = 0
     card.kmax = n
+    card.kfix = -1
     cw = np.cumsum(ws)
     b = int(np.searchsorted(cw, c, side="right"))
     if b >= n or n < 4:
-        return
+        return False
     card.kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
     lo = max(0, b - 32)
     hi = min(n, b + 33)
@@ -641,11 +1100,12 @@ cdef void _multipliers(ws, vs, double c, topv, Card* card):
     yv = vs[lo:hi]
     vx = float(np.var(xw))
     if vx <= 0:
-        return
+        return False
     lam = float(np.mean((xw - xw.mean()) * (yv - yv.mean()))) / vx
     if not (lam > 0):
-        return
+        return False
     mu0 = float(yv.mean() - lam * xw.mean())
+    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= 1e-9 * float(np.abs(yv).max())
     dd = vs - lam * ws
     if mu0 >= 0:
         k = int(card.kmax)
@@ -656,6 +1116,7 @@ cdef void _multipliers(ws, vs, double c, topv, Card* card):
         mu = min(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
     card.lam = lam
     card.mu = mu
+    return on_line
 
 
 cdef _raise(Py_ssize_t r, Pool pool):
@@ -675,19 +1136,31 @@ cdef dict _stats(dict stats, Pool pool):
 
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
-                           const Card* card, dict stats) except -3:
+                           const Card* card, count, dict stats) except -3:
     """Top-down over the free items: keep the canonical (dp_knapsack) choice.
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
     free items. ``j``/``tgt`` are the capacity and value the free items must
-    provide.
+    provide. ``count``: None, or (k, lam_k, mu_k) when every optimal set is
+    known to have the same number of free items k (the count path): then the
+    decide runs are count-mode runs (items in descending d = v - lam_k w -
+    mu_k) and a count bound joins the O(1) tests.
     """
     cdef Py_ssize_t nu = free_idx.shape[0], k, i, m, nsub, r, queries = 0, q
-    cdef Py_ssize_t no_runs = 0, no_states = 0, g0
-    cdef double ub, lag, zz, sl
+    cdef Py_ssize_t no_runs = 0, no_states = 0, g0, kneed = 0
+    cdef double ub, lag, zz, sl, lamk = 0, muk = 0
     cdef Py_ssize_t bb
     cdef Card qcard = card[0]
+    cdef bint cm = count is not None
     qcard.topv = NULL  # decide runs on subsets count their own items
+    pre_k_a = np.zeros(nu + 1)
+    if cm:
+        kneed, lamk, muk = count
+        qcard.lam = lamk
+        qcard.mu = muk
+        dk = va_[free_idx] - lamk * wa[free_idx] - muk
+        np.cumsum(np.maximum(dk, 0), out=pre_k_a[1:])
+    cdef const double[::1] pre_k = pre_k_a
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
     cdef const double[::1] fw = fw_a, fv = fv_a
@@ -698,10 +1171,14 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     np.cumsum(fw_a, out=pre_w_a[1:])
     np.cumsum(np.maximum(d[free_idx], 0), out=pre_d_a[1:])
     cdef const double[::1] pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
-    # rank of each free item (position in free_idx), in efficiency order
-    rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
-    rank_a[free_idx] = np.arange(nu)
-    eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
+    # rank of each free item (position in free_idx), in efficiency order, or
+    # in descending d in count mode
+    if cm:
+        eff_rank_a = np.lexsort((np.arange(nu), -dk))
+    else:
+        rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
+        rank_a[free_idx] = np.arange(nu)
+        eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     cdef uint8_t[::1] Sf = Sf_a
@@ -729,6 +1206,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                 lag = lam * j + pre_d[k]
                 if lag < ub:
                     ub = lag
+                if cm:  # exactly kneed of the k items below
+                    lag = lamk * j + muk * kneed + pre_k[k] if kneed <= k else -INFINITY
+                    if lag < ub:
+                        ub = lag
+                    qcard.kfix = kneed
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.
                     queries += 1
@@ -761,6 +1243,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
             # Item k is in every optimal set that agrees with the choices above it.
             j -= fw[k]
             tgt -= fv[k]
+            kneed -= 1
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = queries

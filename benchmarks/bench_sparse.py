@@ -210,7 +210,7 @@ def main():
     p.add_argument("--dense-max-n", type=int, default=20, help="run our hirschberg on paper instances up to this n")
     p.add_argument("--ortools-all", action="store_true", help="OR-Tools on every class (60 s limit each)")
     p.add_argument("--ortools-limit", type=float, default=60.0)
-    p.add_argument("--slow", nargs="*", default=["almost_strongly", "inverse_strongly"],
+    p.add_argument("--slow", nargs="*", default=[],
                    help="classes timed once instead of --repeat times")
     p.add_argument("--mem-W", nargs="*", type=float, default=[1e6, 1e9, 1e12])
     p.add_argument("--mem-classes", nargs="*", default=["paper", "uncorrelated", "strongly"])

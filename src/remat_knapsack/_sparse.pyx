@@ -18,10 +18,16 @@ Three pieces:
     given value; stops at the first state that does). Each state carries the
     decisions of the last ``VBITS`` core steps; if the best state needs older
     ones, those items are fixed and a *decide* run on the rest recovers them
-    (Pisinger's own device), so memory stays O(states + n).
+    (Pisinger's own device), so memory stays O(states + n). *Count mode*
+    (``Card.kfix`` >= 0): only sets of exactly kfix items, items in order of
+    reduced profit, the count bound of ``_count_bound`` per state.
+
+``_count_path``
+    OPT count by count (one count-mode run per count whose bound can reach
+    the incumbent), for count-structured items off a line.
 
 ``solve``
-    OPT from one *optimise* run, a reduction (Lagrangian bound with the break
+    OPT from one *optimise* run (or the count path), a reduction (Lagrangian bound with the break
     item's efficiency: items whose fixing to 0 or 1 cannot reach OPT are
     decided), then the canonical set among the free items: scanning from the
     highest index down, an item of the current optimal witness is left out iff
@@ -1134,6 +1140,58 @@ cdef dict _stats(dict stats, Pool pool):
     return stats
 
 
+cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssize_t k,
+                               const double[::1] fw, const double[::1] fv, double[::1] sw,
+                               double[::1] sv, Py_ssize_t[::1] sr) noexcept nogil:
+    """The free items below k, in the order of ``rank``, into (sw, sv, sr)."""
+    cdef Py_ssize_t q, m, nsub = 0
+    for q in range(nu):
+        m = rank[q]
+        if m < k:
+            sw[nsub] = fw[m]
+            sv[nsub] = fv[m]
+            sr[nsub] = m
+            nsub += 1
+    return nsub
+
+
+cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_ssize_t k,
+                        double j, double tgt, int integral, double tol, Pool* pool,
+                        Card* qcard, bint counts, const Py_ssize_t[::1] by_v,
+                        const Py_ssize_t[::1] by_w, const double[::1] fw,
+                        const double[::1] fv, double[::1] st, uint8_t* sx) noexcept nogil:
+    """Can the free items below k (sw, sv: efficiency order) reach ``tgt``
+    within ``j``? A decide run (a 512-state heuristic run first when the
+    count bound is active). With ``counts``, the card gets that item set's
+    counts (kmax, values largest first) from the two orders sorted once."""
+    cdef Py_ssize_t i, q, bb, r = 0
+    cdef double acc = 0, zz
+    if counts:
+        q = 0
+        for i in range(by_v.shape[0]):
+            if by_v[i] < k:
+                st[q + 1] = st[q] + fv[by_v[i]]
+                q += 1
+        qcard.topv = &st[0]
+        qcard.ntop = q
+        qcard.kmax = q
+        q = 0
+        for i in range(by_w.shape[0]):
+            if by_w[i] < k:
+                acc += fw[by_w[i]]
+                if acc > j:
+                    qcard.kmax = q
+                    break
+                q += 1
+    if integral and qcard.mu != 0:
+        pool.beam = QBEAM
+        r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
+        pool.beam = 0
+    if r == 0:
+        r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
+    return r
+
+
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, dict stats) except -3:
@@ -1151,13 +1209,15 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double ub, lag, zz, sl, lamk = 0, muk = 0
     cdef Py_ssize_t bb
     cdef Card qcard = card[0]
+    cdef Card kcard
     cdef bint cm = count is not None
     qcard.topv = NULL  # decide runs on subsets count their own items
     pre_k_a = np.zeros(nu + 1)
     if cm:
         kneed, lamk, muk = count
-        qcard.lam = lamk
-        qcard.mu = muk
+        kcard = qcard
+        kcard.lam = lamk
+        kcard.mu = muk
         dk = va_[free_idx] - lamk * wa[free_idx] - muk
         np.cumsum(np.maximum(dk, 0), out=pre_k_a[1:])
     cdef const double[::1] pre_k = pre_k_a
@@ -1171,15 +1231,13 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     np.cumsum(fw_a, out=pre_w_a[1:])
     np.cumsum(np.maximum(d[free_idx], 0), out=pre_d_a[1:])
     cdef const double[::1] pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
-    # rank of each free item (position in free_idx), in efficiency order, or
-    # in descending d in count mode
-    if cm:
-        eff_rank_a = np.lexsort((np.arange(nu), -dk))
-    else:
-        rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
-        rank_a[free_idx] = np.arange(nu)
-        eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
-    cdef const Py_ssize_t[::1] eff_rank = eff_rank_a
+    # rank of each free item (position in free_idx), in efficiency order, and
+    # in descending d for count-mode runs
+    rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
+    rank_a[free_idx] = np.arange(nu)
+    eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
+    d_rank_a = np.argsort(-dk, kind="stable") if cm else eff_rank_a
+    cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     cdef uint8_t[::1] Sf = Sf_a
     sw_a = np.empty(nu)
@@ -1189,6 +1247,14 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double[::1] sw = sw_a, sv = sv_a
     cdef uint8_t[::1] sx = sx_a
     cdef Py_ssize_t[::1] sr = sr_a
+    # The counts of the decide runs' item sets (kmax, values largest first),
+    # from two orders sorted once instead of two sorts per run.
+    by_v_a = np.argsort(-fv_a, kind="stable")
+    by_w_a = np.argsort(fw_a, kind="stable")
+    st_a = np.zeros(nu + 1)
+    cdef const Py_ssize_t[::1] by_v = by_v_a, by_w = by_w_a
+    cdef double[::1] st = st_a
+    cdef bint counts = qcard.mu != 0, count_runs = cm
     r = 0
     with nogil:
         for k in range(nu - 1, -1, -1):
@@ -1210,26 +1276,25 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     lag = lamk * j + muk * kneed + pre_k[k] if kneed <= k else -INFINITY
                     if lag < ub:
                         ub = lag
-                    qcard.kfix = kneed
+                    kcard.kfix = kneed
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.
                     queries += 1
-                    nsub = 0
-                    for q in range(nu):
-                        m = eff_rank[q]
-                        if m < k:
-                            sw[nsub] = fw[m]
-                            sv[nsub] = fv[m]
-                            sr[nsub] = m
-                            nsub += 1
                     g0 = pool.generated
-                    r = 0
-                    if integral and qcard.mu != 0:  # a cheap heuristic try first
-                        pool.beam = QBEAM
-                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
-                        pool.beam = 0
-                    if r == 0:
-                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &qcard, &sx[0], &zz, &bb)
+                    r = -4
+                    if count_runs:
+                        # A count-mode run first, within a budget: near-line
+                        # items can make its equal-count states explode, and
+                        # then the pass goes on without count-mode runs.
+                        nsub = _gather(d_rank, nu, k, fw, fv, sw, sv, sr)
+                        pool.limit = pool.generated + (COUNT_STATES + COUNT_PER_ITEM * nsub) // 10
+                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &kcard, &sx[0], &zz, &bb)
+                        pool.limit = 0
+                        count_runs = r != -4
+                    if r == -4:
+                        nsub = _gather(eff_rank, nu, k, fw, fv, sw, sv, sr)
+                        r = _decide(&sw[0], &sv[0], nsub, k, j, tgt, integral, tol, pool, &qcard,
+                                    counts, by_v, by_w, fw, fv, st, &sx[0])
                     if r < 0:
                         break
                     if r == 1:

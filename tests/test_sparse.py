@@ -326,3 +326,14 @@ def test_count_bound_is_an_upper_bound(case):
     assert L >= best - 1e-9
     # and it is the LP bound: never above the best k items ignoring weight
     assert L <= sum(sorted(v)[-k:]) + 1e-9
+
+
+@pytest.mark.parametrize("cls", ["strongly", "inverse_strongly"])
+def test_near_line_items_take_count_path(cls):
+    # A non-integer scale moves the items off their line by rounding: the
+    # count path runs.
+    inst = instances.pisinger(cls, 300, R=1000, seed=2)
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=3.7)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=3.7)
+    assert s.stats["counts"]
+    assert (s.value, s.saved) == (ref.value, ref.saved)

@@ -1140,6 +1140,31 @@ cdef dict _stats(dict stats, Pool pool):
     return stats
 
 
+cdef inline void _fen_add(double* cnt, double* sm, Py_ssize_t n, Py_ssize_t i,
+                          double c, double x) noexcept nogil:
+    while i <= n:
+        cnt[i] += c
+        sm[i] += x
+        i += i & -i
+
+
+cdef inline double _fen_prefix(const double* cnt, const double* sm, Py_ssize_t n,
+                               Py_ssize_t top, double limit, bint strict) noexcept nogil:
+    """How many items, in rank order, fit in the longest prefix whose sum is
+    <= limit (< limit when ``strict``); ``top``: the largest power of 2 <= n."""
+    cdef Py_ssize_t pos = 0, step = top
+    cdef double c = 0, acc = 0, x
+    while step:
+        if pos + step <= n:
+            x = acc + sm[pos + step]
+            if (x < limit) if strict else (x <= limit):
+                pos += step
+                acc = x
+                c += cnt[pos]
+        step >>= 1
+    return c
+
+
 cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssize_t k,
                                const double[::1] fw, const double[::1] fv, double[::1] sw,
                                double[::1] sv, Py_ssize_t[::1] sr) noexcept nogil:
@@ -1249,15 +1274,45 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t[::1] sr = sr_a
     # The counts of the decide runs' item sets (kmax, values largest first),
     # from two orders sorted once instead of two sorts per run.
-    by_v_a = np.argsort(-fv_a, kind="stable")
-    by_w_a = np.argsort(fw_a, kind="stable")
+    by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
+    by_w_a = np.argsort(fw_a)
     st_a = np.zeros(nu + 1)
     cdef const Py_ssize_t[::1] by_v = by_v_a, by_w = by_w_a
     cdef double[::1] st = st_a
     cdef bint counts = qcard.mu != 0, count_runs = cm
+    # Fenwick trees (count, sum) over the free items by weight ascending and
+    # by value descending, and prefix sums of the count bound's terms.
+    w_pos_a = np.empty(nu, dtype=np.intp)
+    w_pos_a[by_w_a] = np.arange(1, nu + 1)
+    v_pos_a = np.empty(nu, dtype=np.intp)
+    v_pos_a[by_v_a] = np.arange(1, nu + 1)
+    fen = np.zeros((4, nu + 1))
+    for arr, pos_a, x_a in ((0, w_pos_a, fw_a), (2, v_pos_a, fv_a)):
+        fen[arr, pos_a] = 1.0
+        fen[arr + 1, pos_a] = x_a
+    dc = fv_a - qcard.lam * fw_a - qcard.mu
+    pre_c_a = np.zeros(nu + 1)
+    pre_ca_a = np.zeros(nu + 1)
+    np.cumsum(np.maximum(dc, 0), out=pre_c_a[1:])
+    np.cumsum(np.abs(dc), out=pre_ca_a[1:])
+    cdef double[:, ::1] fenv = fen
+    for i in range(4):  # in place, O(n): each node adds itself to its parent
+        for q in range(1, nu + 1):
+            if q + (q & -q) <= nu:
+                fenv[i, q + (q & -q)] += fenv[i, q]
+    cdef double[::1] fen_cw = fen[0], fen_sw = fen[1], fen_cv = fen[2], fen_sv = fen[3]
+    cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
+    cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
+    cdef Py_ssize_t top = 1
+    cdef double kk, goal
+    while top * 2 <= nu:
+        top *= 2
     r = 0
     with nogil:
         for k in range(nu - 1, -1, -1):
+            if counts:  # the trees hold the items below k
+                _fen_add(&fen_cw[0], &fen_sw[0], nu, w_pos[k], -1.0, -fw[k])
+                _fen_add(&fen_cv[0], &fen_sv[0], nu, v_pos[k], -1.0, -fv[k])
             if not Sf[k]:
                 continue
             sl = 1e-9 + 1e-13 * (fabs(tgt) + pre_v[k])
@@ -1277,6 +1332,20 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     if lag < ub:
                         ub = lag
                     kcard.kfix = kneed
+                if counts and ub + sl >= tgt - tol:
+                    # The count bound of the decide run's root, in O(log n):
+                    # kmax (most of the lightest items within j) or kmin (the
+                    # fewest of the most valuable that reach tgt) from the trees.
+                    if qcard.mu >= 0:
+                        kk = _fen_prefix(&fen_cw[0], &fen_sw[0], nu, top, j, False)
+                    else:
+                        goal = (tgt - tol - 1e-9) / (1 + 1e-12)
+                        kk = _fen_prefix(&fen_cv[0], &fen_sv[0], nu, top, goal, True) + 1
+                        if pre_v[k] < goal:  # not even all of them
+                            kk = INFINITY
+                    lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
+                    if lag + 1e-9 + 1e-11 * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
+                        ub = -INFINITY
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.
                     queries += 1

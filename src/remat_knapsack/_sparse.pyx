@@ -771,8 +771,11 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     return pool
 
 
-# The count path (``_count_path``) gives up, and ``_optimum`` takes over, once
-# its runs generated this many states plus this many per item.
+# Count-structured items off a line: ``_optimum`` goes first, within this many
+# states plus this many per item; then the count path (``_count_path``), which
+# gives up, and ``_optimum`` takes over unbounded, after its own budget.
+cdef Py_ssize_t TRY_STATES = 5000
+cdef Py_ssize_t TRY_PER_ITEM = 5
 cdef Py_ssize_t COUNT_STATES = 200000
 cdef Py_ssize_t COUNT_PER_ITEM = 20
 cdef bint FORCE_COUNT = False
@@ -838,18 +841,26 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     try:
         t1 = time.perf_counter()
         cards = None
+        r = 0
         b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))
-        if b < n and (FORCE_COUNT or (card.mu != 0 and not on_line)):
-            # Count-structured but not on a line (the count bound of
-            # ``_optimum`` is loose there): the count path, within a budget.
-            pool.limit = 0 if FORCE_COUNT else max(1, COUNT_STATES + COUNT_PER_ITEM * n)
+        if b < n and not FORCE_COUNT and card.mu != 0 and not on_line:
+            # Count-structured but not on a line: the count bound of
+            # ``_optimum`` can be loose. It still solves most such instances
+            # (small ones, similar weights) in a few states per item, so it
+            # goes first, and the count path only when it outgrows that.
+            pool.limit = TRY_STATES + TRY_PER_ITEM * n
+            r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+            pool.limit = 0
+        if b < n and (FORCE_COUNT or r == -4):
+            pool.limit = 0 if FORCE_COUNT else pool.generated + COUNT_STATES + COUNT_PER_ITEM * n
             cards = _count_path(ws_a, vs_a, c, b, <Py_ssize_t>card.kmax, integral, tol, &pool, xs_a)
             pool.limit = 0
-        if cards is None:
-            cards = []
-            r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
-        else:
+        if cards is not None:
             z, cards = cards
+        else:
+            cards = []
+            if r != 1:
+                r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
         t2 = time.perf_counter()
         S_a = np.zeros(n, dtype=np.uint8)
         S_a[order[xs_a.astype(bool)]] = 1
@@ -1069,12 +1080,16 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
             pool.beam = 0
+            if r == -4:
+                return -4
             if r < 0:
                 _raise(r, pool[0])
             if r == 1:
                 return 1  # reached an upper bound: optimal
     with nogil:
         r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
+    if r == -4:
+        return -4  # over ``pool.limit``
     if r < 0:
         _raise(r, pool[0])
     return 1
@@ -1217,6 +1232,36 @@ cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_
     return r
 
 
+cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
+    """For the canonical pass: the free items by value (descending) and by
+    weight (ascending), their 1-based positions in those orders, Fenwick
+    trees (count, sum) over both orders holding every item, and prefix sums
+    of max(0, d) and |d| for d = v - lam w - mu (index order)."""
+    cdef Py_ssize_t nu = fw_a.shape[0], i, q
+    by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
+    by_w_a = np.argsort(fw_a)
+    w_pos_a = np.empty(nu, dtype=np.intp)
+    w_pos_a[by_w_a] = np.arange(1, nu + 1)
+    v_pos_a = np.empty(nu, dtype=np.intp)
+    v_pos_a[by_v_a] = np.arange(1, nu + 1)
+    fen = np.zeros((4, nu + 1))
+    fen[0, w_pos_a] = 1.0
+    fen[1, w_pos_a] = fw_a
+    fen[2, v_pos_a] = 1.0
+    fen[3, v_pos_a] = fv_a
+    cdef double[:, ::1] f = fen
+    for i in range(4):  # in place, O(n): each node adds itself to its parent
+        for q in range(1, nu + 1):
+            if q + (q & -q) <= nu:
+                f[i, q + (q & -q)] += f[i, q]
+    dc = fv_a - lam * fw_a - mu
+    pre_c_a = np.zeros(nu + 1)
+    pre_ca_a = np.zeros(nu + 1)
+    np.cumsum(np.maximum(dc, 0), out=pre_c_a[1:])
+    np.cumsum(np.abs(dc), out=pre_ca_a[1:])
+    return by_v_a, by_w_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a
+
+
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, dict stats) except -3:
@@ -1272,34 +1317,19 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double[::1] sw = sw_a, sv = sv_a
     cdef uint8_t[::1] sx = sx_a
     cdef Py_ssize_t[::1] sr = sr_a
-    # The counts of the decide runs' item sets (kmax, values largest first),
-    # from two orders sorted once instead of two sorts per run.
-    by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
-    by_w_a = np.argsort(fw_a)
-    st_a = np.zeros(nu + 1)
+    # Count structures, used with the cardinality multipliers only: the
+    # decide runs' counts (kmax, values largest first) from two orders sorted
+    # once, and Fenwick trees for the count bound of a run's root.
+    cdef bint counts = qcard.mu != 0, count_runs = cm
+    if counts:
+        by_v_a, by_w_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, qcard.lam, qcard.mu)
+    else:
+        by_v_a = by_w_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
+        fen = np.zeros((4, 1))
+        pre_c_a = pre_ca_a = np.zeros(1)
+    st_a = np.zeros(nu + 1 if counts else 1)
     cdef const Py_ssize_t[::1] by_v = by_v_a, by_w = by_w_a
     cdef double[::1] st = st_a
-    cdef bint counts = qcard.mu != 0, count_runs = cm
-    # Fenwick trees (count, sum) over the free items by weight ascending and
-    # by value descending, and prefix sums of the count bound's terms.
-    w_pos_a = np.empty(nu, dtype=np.intp)
-    w_pos_a[by_w_a] = np.arange(1, nu + 1)
-    v_pos_a = np.empty(nu, dtype=np.intp)
-    v_pos_a[by_v_a] = np.arange(1, nu + 1)
-    fen = np.zeros((4, nu + 1))
-    for arr, pos_a, x_a in ((0, w_pos_a, fw_a), (2, v_pos_a, fv_a)):
-        fen[arr, pos_a] = 1.0
-        fen[arr + 1, pos_a] = x_a
-    dc = fv_a - qcard.lam * fw_a - qcard.mu
-    pre_c_a = np.zeros(nu + 1)
-    pre_ca_a = np.zeros(nu + 1)
-    np.cumsum(np.maximum(dc, 0), out=pre_c_a[1:])
-    np.cumsum(np.abs(dc), out=pre_ca_a[1:])
-    cdef double[:, ::1] fenv = fen
-    for i in range(4):  # in place, O(n): each node adds itself to its parent
-        for q in range(1, nu + 1):
-            if q + (q & -q) <= nu:
-                fenv[i, q + (q & -q)] += fenv[i, q]
     cdef double[::1] fen_cw = fen[0], fen_sw = fen[1], fen_cv = fen[2], fen_sv = fen[3]
     cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a

@@ -55,7 +55,9 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    ties, so each count either attains OPT or is proved below it; the counts
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a
-   budget (200,000 + 20 n states); beyond it the run above takes over. On
+   budget (200,000 + 20 n states); beyond it the run above takes over
+   (count-mode decide runs get a tenth of it each, and the first one over it
+   ends them for the pass). On
    items that lie on a line (strongly, inverse strongly correlated) it is not
    used: equal-count states are never dominated there, and the count bound of
    the run above is already exact.
@@ -76,7 +78,10 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count
    path's reduction avoids on almost strongly correlated items (24 free items
-   left of 10,000, instead of 1,305).
+   left of 10,000, instead of 1,305). With the cardinality multipliers, the
+   count bound of a decide run's root (kmax, or the fewest most valuable items
+   reaching the target) comes from Fenwick trees over the free items below,
+   in O(log n), so most runs that would stop at their root are never started.
 
 Why not a Hirschberg split on sparse profiles: the canonical rule is about
 index order while fast pruning needs efficiency order; a profile split in index

@@ -1320,7 +1320,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # Count structures, used with the cardinality multipliers only: the
     # decide runs' counts (kmax, values largest first) from two orders sorted
     # once, and Fenwick trees for the count bound of a run's root.
-    cdef bint counts = qcard.mu != 0, count_runs = cm
+    # (not worth their set-up for a few hundred items: then each run sorts)
+    cdef bint counts = qcard.mu != 0 and nu >= 256, count_runs = cm
     if counts:
         by_v_a, by_w_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, qcard.lam, qcard.mu)
     else:

@@ -36,7 +36,9 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    multiplier mu is not 0) but do not lie on a line, as almost strongly
    correlated items (v = w + R/10 +- R/500) or similar weights, the bounds
    above stay loose: at n = 10,000 Dantzig's bound is ~100 above OPT and the
-   run keeps tens of millions of states. There OPT is found count by count,
+   run keeps tens of millions of states. When that run outgrows 5,000 + 5 n
+   states (small instances and most similar-weights ones finish well within),
+   OPT is found count by count instead,
    with the cardinality bounds of Martello, Pisinger and Toth ("Dynamic
    programming and strong bounds for the 0-1 knapsack problem", Management
    Science 45, 1999). For a count k,

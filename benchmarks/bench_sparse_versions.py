@@ -23,7 +23,7 @@ import subprocess
 import sys
 
 CHILD = r"""
-import json, sys, time
+import json, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from remat_knapsack import instances, solve

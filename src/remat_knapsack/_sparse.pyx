@@ -404,7 +404,9 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, z, et, es, Wx, Px
     cdef double maxP, ub, term, dw, dv, best_W = 0, best_P = 0
     cdef uint64_t best_V[VW]
-    cdef uint64_t bit, *va, *vo
+    cdef uint64_t bit
+    cdef uint64_t* va
+    cdef uint64_t* vo
     cdef Py_ssize_t word, q
     cdef int take_a, found = 0
     cdef Py_ssize_t* seq
@@ -938,13 +940,11 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
     mu) for every count an optimal set can have]), or None when the runs
     outgrow ``pool.limit`` states.
     """
-    cdef Py_ssize_t n = ws_a.shape[0], k, r, bb, q
+    cdef Py_ssize_t n = ws_a.shape[0], k, q
     cdef const double[::1] ws = ws_a, vs = vs_a
     cdef DI* a = <DI*>malloc(n * sizeof(DI))
     cdef Py_ssize_t* cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    cdef double lam, mu, zk, goal, sl, L
-    cdef Card cd
-    cdef uint8_t[::1] xk
+    cdef double sl
     if a == NULL or cand == NULL:
         free(a); free(cand)
         raise MemoryError("sparse: count bounds")
@@ -979,7 +979,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
             # False when k's bound is below the cut (ties included): no k-set is optimal.
             nonlocal z
             cdef Card cd_
-            cdef Py_ssize_t r_, bb_
+            cdef Py_ssize_t r_
             cdef double zk_, goal_
             cdef uint8_t[::1] xk_
             L_, lam_, mu_ = bound(k)

@@ -234,8 +234,9 @@ def test_frontier_memory_limit_raises():
 
 
 @contextlib.contextmanager
-def _forced_count_path():
-    old = _sparse._configure_count_path(True, 0, 0)
+def _count_path(force=True, states=0, per_item=0):
+    """Force the count path on every instance, or (force=False) set its budget."""
+    old = _sparse._configure_count_path(force, states, per_item)
     try:
         yield
     finally:
@@ -247,7 +248,7 @@ def _forced_count_path():
 def test_count_path_brute_force(case):
     w, v, cap = case
     val, saved = brute_force(w, v, cap)
-    with _forced_count_path():
+    with _count_path():
         s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
     assert (s.value, s.saved) == (val, saved)
 
@@ -259,14 +260,14 @@ def test_count_path_brute_force_unquantised(case):
     w, v, cap = case
     wq = [a / 4 for a in w]
     vq = [b + 0.5 for b in v]
-    with _forced_count_path():
+    with _count_path():
         s = solve(wq, vq, cap / 4, solver="sparse", scale=None)
     assert (s.value, s.saved) == brute_force(wq, vq, cap / 4)
 
 
 @pytest.mark.parametrize("cls", instances.CLASSES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_count_path_against_dense_on_classes(count_path, cls, seed):
+def test_count_path_against_dense_on_classes(cls, seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(40, 160))
     inst = instances.pisinger(cls, n, R=100, seed=seed)
@@ -274,7 +275,8 @@ def test_count_path_against_dense_on_classes(count_path, cls, seed):
         mem = [m - 99_950 for m in inst.memory]
         inst = instances.Instance(mem, inst.runtimes, float(sum(mem) // 2))
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
-    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    with _count_path():
+        s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
     assert s.stats["counts"]  # the count path ran and knew the optimal count
     assert (s.value, s.saved) == (ref.value, ref.saved)
 
@@ -292,11 +294,8 @@ def test_almost_strongly_takes_count_path(seed):
 def test_count_path_over_budget_falls_back():
     inst = instances.pisinger("almost_strongly", 300, R=1000, seed=5)
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
-    old = _sparse._configure_count_path(False, 0, 0)  # a budget of one state
-    try:
+    with _count_path(force=False):  # a budget of one state
         s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
-    finally:
-        _sparse._configure_count_path(*old)
     assert s.stats["counts"] == []
     assert (s.value, s.saved) == (ref.value, ref.saved)
 

@@ -351,14 +351,26 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     mu_out[0] = mu
     return lam * c + tot
 
+cdef inline double _threshold(int decide, double goal, double gp, int integral,
+                              double tol) noexcept nogil:
+    """The value a state must reach: the goal (decide), or more than the
+    best of ``goal`` (a value known reachable) and ``gp`` (optimise)."""
+    if decide:
+        return goal - tol
+    if gp > goal:
+        goal = gp
+    return goal + 1.0 if integral else goal + tol
+
+
 cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, double c,
                              int decide, double goal, double tol, const Card* card,
-                             uint8_t* x, double* zout, Py_ssize_t* bout, double** Dout,
-                             double* slack) noexcept nogil:
+                             uint8_t* x, double* zout, Py_ssize_t* bout, double* wout,
+                             double* pout, double** Dout, double* slack) noexcept nogil:
     """Set-up of a count-mode ``_core`` run: the start state is the first
-    ``kfix`` items (the count-constrained LP's set), ``zout`` gets its value
-    when it is a feasible set (-inf otherwise), ``Dout`` the prefix sums of
-    d_j = v_j - lam w_j - mu. Returns 3 to go on, else ``_core``'s result."""
+    ``kfix`` items (the count-constrained LP's set): its weight and value go
+    to ``wout``/``pout``, and ``zout`` gets the value when it is a feasible set
+    (-inf otherwise); ``Dout`` gets the prefix sums of d_j = v_j - lam w_j -
+    mu. Returns 3 to go on, else ``_core``'s result."""
     cdef Py_ssize_t i, b
     cdef double wsum = 0, psum = 0, sabs = 0
     cdef double* D
@@ -378,6 +390,8 @@ cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, dou
         if i < b:
             wsum += w[i]
             psum += v[i]
+    wout[0] = wsum
+    pout[0] = psum
     zout[0] = psum if wsum <= c else -INFINITY
     if decide and wsum <= c and psum >= goal - tol:
         free(D)
@@ -401,7 +415,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     exceed ``pool.max_states``, -2 on an internal inconsistency.
     """
     cdef Py_ssize_t i, b, s, t, k, cnt, ia, ib, out, best_k = -1, lo, m, r
-    cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, z, et, es, Wx, Px
+    cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, et, es, Wx, Px
     cdef double maxP, ub, term, dw, dv, best_W = 0, best_P = 0
     cdef uint64_t best_V[VW]
     cdef uint64_t bit
@@ -428,13 +442,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     pool.runs += 1
     if card != NULL and card.kfix >= 0:
         cm = 1
-        r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &D, &sl2)
+        r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &wsum, &psum, &D, &sl2)
         if r != 3:
             return r
         b = bout[0]
-        for i in range(b):
-            wsum += w[i]
-            psum += v[i]
         lam = card.lam
         mu = card.mu
         kf = card.kfix
@@ -442,11 +453,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         gp = zout[0]
         ub0 = INFINITY
         ubc = lcmk + (psum - lam * wsum - mu * kf)  # the count bound at the root
-        if decide:
-            thr = goal - tol
-        else:
-            z = gp if gp >= goal else goal
-            thr = z + 1.0 if integral else z + tol
+        thr = _threshold(decide, goal, gp, integral, tol)
         if ubc + sl2 < thr:
             free(D)
             return 0 if decide else (1 if gp >= goal else 2)
@@ -476,13 +483,9 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         eb = v[b] / w[b]
         term = (c - wsum) * eb
         ub0 = psum + term
-        if decide:
-            if gp >= goal - tol:
-                return 1
-            thr = goal - tol
-        else:
-            z = gp if gp >= goal else goal  # goal: a value already known reachable
-            thr = z + 1.0 if integral else z + tol
+        if decide and gp >= goal - tol:
+            return 1
+        thr = _threshold(decide, goal, gp, integral, tol)
         if ub0 + _slack(psum, term) < thr:
             return 0 if decide else (1 if gp >= goal else 2)
         if card != NULL and card.topv == NULL and card.mu == 0:
@@ -819,8 +822,8 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     (ascending original index) order. Returns a dict of counters; raises
     :class:`StateLimit` when the states would exceed ``max_states``.
     """
-    cdef Py_ssize_t n = w.shape[0], b, r, i, k, nu, m, nsub
-    cdef double z = 0, lam, L, thr, sl, j, tgt, ub, lag
+    cdef Py_ssize_t n = w.shape[0], b, r, k, nu
+    cdef double z = 0, lam, thr
     if n == 0:
         return {"states": 0, "runs": 0, "free": 0, "queries": 0, "peak_states": 0}
     t0 = time.perf_counter()
@@ -837,14 +840,14 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     topv_a = np.zeros(n + 1)
     np.cumsum(np.sort(va_)[::-1], out=topv_a[1:])
     cdef const double[::1] topv = topv_a
-    on_line = _multipliers(ws_a, vs_a, c, topv_a, &card)
+    b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))  # the break count
+    on_line = _multipliers(ws_a, vs_a, c, b, topv_a, &card)
     card.topv = &topv[0]
     card.ntop = n
     try:
         t1 = time.perf_counter()
         cards = None
         r = 0
-        b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))
         if b < n and not FORCE_COUNT and card.mu != 0 and not on_line:
             # Count-structured but not on a line: the count bound of
             # ``_optimum`` can be loose. It still solves most such instances
@@ -871,35 +874,25 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         if b == n:
             np.asarray(sel)[:] = S_a
             return _stats(stats, pool)
-        # Reduction against OPT with the Lagrangian bound of multiplier lam.
+        # Reduction against OPT with the Lagrangian bound of multiplier lam,
+        # then with the cardinality multipliers.
         lam = vs[b] / ws[b]
-        d = va_ - lam * wa
-        L = lam * c + float(np.maximum(d, 0).sum())
-        sl = 1e-9 + 1e-13 * (abs(L) + float(np.abs(d).sum()))
         thr = z - tol
         Sb = S_a.astype(bool)
-        fix1 = (L - np.maximum(d, 0) + sl < thr) & Sb
-        fix0 = (L + np.minimum(d, 0) + sl < thr) & ~Sb
-        # The same test with the cardinality multipliers.
-        d2 = va_ - card.lam * wa - card.mu
-        L2 = card.lam * c + card.mu * _kcount(&card, thr) + float(np.maximum(d2, 0).sum())
-        sl2 = 1e-9 + 1e-11 * (abs(L2) + float(np.abs(d2).sum()) + abs(card.mu) * n)
-        fix1 |= (L2 - np.maximum(d2, 0) + sl2 < thr) & Sb
-        fix0 |= (L2 + np.minimum(d2, 0) + sl2 < thr) & ~Sb
+        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, 1e-13, thr)
+        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), 1e-11, thr)
+        fix1 = (in1 | in2) & Sb
+        fix0 = (out1 | out2) & ~Sb
         if cards:
             # Every optimal set has one of these counts k: an item is in (out
-            # of) all of them if leaving it out (taking it) breaks every count
-            # bound, i.e. its reduced profit exceeds that count's gap.
-            all1 = Sb.copy()
-            all0 = ~Sb
+            # of) all of them if every count's bound says so.
+            all1 = all0 = True
             for k, lamk, muk in cards:
-                dk = va_ - lamk * wa - muk
-                Lk = lamk * c + muk * k + float(np.maximum(dk, 0).sum())
-                slk = 1e-9 + 1e-11 * (abs(Lk) + float(np.abs(dk).sum()) + abs(muk) * n)
-                all1 &= Lk - np.maximum(dk, 0) + slk < thr
-                all0 &= Lk + np.minimum(dk, 0) + slk < thr
-            fix1 |= all1
-            fix0 |= all0
+                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, 1e-11, thr)
+                all1 = all1 & ink
+                all0 = all0 & outk
+            fix1 |= all1 & Sb
+            fix0 |= all0 & ~Sb
         free_idx = np.flatnonzero(~(fix1 | fix0))
         nu = free_idx.shape[0]
         stats["free"] = nu
@@ -919,6 +912,19 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         return _stats(stats, pool)
     finally:
         _release(&pool)
+
+
+cdef tuple _decided(wa, va_, double c, double lam, double mu, double k, double rel, double thr):
+    """Items a Lagrangian bound decides against OPT. With d = v - lam w - mu,
+    L = lam c + mu k + sum max(0, d) bounds every set the multipliers cover
+    (k: its item count, or the count term's k); leaving item i out caps the
+    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, the
+    items whose exclusion falls below ``thr``, those whose inclusion does),
+    with a rounding allowance of ``rel`` times the magnitudes."""
+    d = va_ - lam * wa - mu
+    L = lam * c + mu * k + float(np.maximum(d, 0).sum())
+    sl = 1e-9 + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
 
 
 cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int integral,
@@ -1095,7 +1101,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     return 1
 
 
-cdef bint _multipliers(ws, vs, double c, topv, Card* card):
+cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
     """Multipliers of the cardinality bound, from the items around the break.
 
     The items near the break item (efficiency order) are fitted by a line
@@ -1103,15 +1109,13 @@ cdef bint _multipliers(ws, vs, double c, topv, Card* card):
     w = v + R/10, ...) that is the exact relation, and the bound then counts
     items instead of weight. Given lam, mu is the best value for it: the k-th
     largest reduced profit v - lam w, with k = kmax (mu >= 0) or kmin (mu < 0).
-    Returns whether those items lie exactly on the line.
+    ``b``: the break count. Returns whether those items lie exactly on the line.
     """
-    cdef Py_ssize_t n = ws.shape[0], b, lo, hi, k
+    cdef Py_ssize_t n = ws.shape[0], lo, hi, k
     card.lam = 0
     card.mu = 0
     card.kmax = n
     card.kfix = -1
-    cw = np.cumsum(ws)
-    b = int(np.searchsorted(cw, c, side="right"))
     if b >= n or n < 4:
         return False
     card.kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
@@ -1197,32 +1201,22 @@ cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssi
 
 cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_ssize_t k,
                         double j, double tgt, int integral, double tol, Pool* pool,
-                        Card* qcard, bint counts, const Py_ssize_t[::1] by_v,
-                        const Py_ssize_t[::1] by_w, const double[::1] fw,
+                        Card* qcard, bint counts, double kmax, const Py_ssize_t[::1] by_v,
                         const double[::1] fv, double[::1] st, uint8_t* sx) noexcept nogil:
     """Can the free items below k (sw, sv: efficiency order) reach ``tgt``
     within ``j``? A decide run (a 512-state heuristic run first when the
     count bound is active). With ``counts``, the card gets that item set's
-    counts (kmax, values largest first) from the two orders sorted once."""
-    cdef Py_ssize_t i, q, bb, r = 0
-    cdef double acc = 0, zz
+    counts: ``kmax``, and its values largest first from the order sorted once."""
+    cdef Py_ssize_t i, q = 0, bb, r = 0
+    cdef double zz
     if counts:
-        q = 0
         for i in range(by_v.shape[0]):
             if by_v[i] < k:
                 st[q + 1] = st[q] + fv[by_v[i]]
                 q += 1
         qcard.topv = &st[0]
         qcard.ntop = q
-        qcard.kmax = q
-        q = 0
-        for i in range(by_w.shape[0]):
-            if by_w[i] < k:
-                acc += fw[by_w[i]]
-                if acc > j:
-                    qcard.kmax = q
-                    break
-                q += 1
+        qcard.kmax = kmax
     if integral and qcard.mu != 0:
         pool.beam = QBEAM
         r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
@@ -1233,8 +1227,8 @@ cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_
 
 
 cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
-    """For the canonical pass: the free items by value (descending) and by
-    weight (ascending), their 1-based positions in those orders, Fenwick
+    """For the canonical pass: the free items by value (descending), their
+    1-based positions by weight (ascending) and by value, Fenwick
     trees (count, sum) over both orders holding every item, and prefix sums
     of max(0, d) and |d| for d = v - lam w - mu (index order)."""
     cdef Py_ssize_t nu = fw_a.shape[0], i, q
@@ -1255,11 +1249,14 @@ cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
             if q + (q & -q) <= nu:
                 f[i, q + (q & -q)] += f[i, q]
     dc = fv_a - lam * fw_a - mu
-    pre_c_a = np.zeros(nu + 1)
-    pre_ca_a = np.zeros(nu + 1)
-    np.cumsum(np.maximum(dc, 0), out=pre_c_a[1:])
-    np.cumsum(np.abs(dc), out=pre_ca_a[1:])
-    return by_v_a, by_w_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a
+    return by_v_a, w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
+
+
+cdef _prefix(x):
+    """Prefix sums of ``x`` after a leading 0 (n + 1 of them)."""
+    out = np.zeros(x.shape[0] + 1)
+    np.cumsum(x, out=out[1:])
+    return out
 
 
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
@@ -1282,24 +1279,21 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Card kcard
     cdef bint cm = count is not None
     qcard.topv = NULL  # decide runs on subsets count their own items
-    pre_k_a = np.zeros(nu + 1)
+    fw_a = np.ascontiguousarray(wa[free_idx])
+    fv_a = np.ascontiguousarray(va_[free_idx])
+    cdef const double[::1] fw = fw_a, fv = fv_a
+    pre_k_a = np.zeros(1)
     if cm:
         kneed, lamk, muk = count
         kcard = qcard
         kcard.lam = lamk
         kcard.mu = muk
-        dk = va_[free_idx] - lamk * wa[free_idx] - muk
-        np.cumsum(np.maximum(dk, 0), out=pre_k_a[1:])
+        dk = fv_a - lamk * fw_a - muk
+        pre_k_a = _prefix(np.maximum(dk, 0))
     cdef const double[::1] pre_k = pre_k_a
-    fw_a = np.ascontiguousarray(wa[free_idx])
-    fv_a = np.ascontiguousarray(va_[free_idx])
-    cdef const double[::1] fw = fw_a, fv = fv_a
-    pre_v_a = np.zeros(nu + 1)
-    pre_w_a = np.zeros(nu + 1)
-    pre_d_a = np.zeros(nu + 1)
-    np.cumsum(fv_a, out=pre_v_a[1:])
-    np.cumsum(fw_a, out=pre_w_a[1:])
-    np.cumsum(np.maximum(d[free_idx], 0), out=pre_d_a[1:])
+    pre_v_a = _prefix(fv_a)
+    pre_w_a = _prefix(fw_a)
+    pre_d_a = _prefix(np.maximum(d[free_idx], 0))
     cdef const double[::1] pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
     # rank of each free item (position in free_idx), in efficiency order, and
     # in descending d for count-mode runs
@@ -1323,19 +1317,19 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # (not worth their set-up for a few hundred items: then each run sorts)
     cdef bint counts = qcard.mu != 0 and nu >= 256, count_runs = cm
     if counts:
-        by_v_a, by_w_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, qcard.lam, qcard.mu)
+        by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, qcard.lam, qcard.mu)
     else:
-        by_v_a = by_w_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
+        by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
         fen = np.zeros((4, 1))
         pre_c_a = pre_ca_a = np.zeros(1)
     st_a = np.zeros(nu + 1 if counts else 1)
-    cdef const Py_ssize_t[::1] by_v = by_v_a, by_w = by_w_a
+    cdef const Py_ssize_t[::1] by_v = by_v_a
     cdef double[::1] st = st_a
     cdef double[::1] fen_cw = fen[0], fen_sw = fen[1], fen_cv = fen[2], fen_sv = fen[3]
     cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef Py_ssize_t top = 1
-    cdef double kk, goal
+    cdef double kk, goal, kmax = 0
     while top * 2 <= nu:
         top *= 2
     r = 0
@@ -1367,8 +1361,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     # The count bound of the decide run's root, in O(log n):
                     # kmax (most of the lightest items within j) or kmin (the
                     # fewest of the most valuable that reach tgt) from the trees.
+                    kmax = _fen_prefix(&fen_cw[0], &fen_sw[0], nu, top, j, False)
                     if qcard.mu >= 0:
-                        kk = _fen_prefix(&fen_cw[0], &fen_sw[0], nu, top, j, False)
+                        kk = kmax
                     else:
                         goal = (tgt - tol - 1e-9) / (1 + 1e-12)
                         kk = _fen_prefix(&fen_cv[0], &fen_sv[0], nu, top, goal, True) + 1
@@ -1394,7 +1389,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     if r == -4:
                         nsub = _gather(eff_rank, nu, k, fw, fv, sw, sv, sr)
                         r = _decide(&sw[0], &sv[0], nsub, k, j, tgt, integral, tol, pool, &qcard,
-                                    counts, by_v, by_w, fw, fv, st, &sx[0])
+                                    counts, kmax, by_v, fv, st, &sx[0])
                     if r < 0:
                         break
                     if r == 1:

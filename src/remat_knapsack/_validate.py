@@ -8,6 +8,7 @@ and (when ``scale`` is not None) the integer weights and capacity PyTorch's
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
@@ -172,6 +173,17 @@ def excess_weight(weights: np.ndarray, capacity: Any) -> float:
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
+    if isinstance(x, (list, tuple)):
+        # The fast path: array('d') converts in C (ints, floats, numpy scalars,
+        # bools; strings, None, nested lists and ints beyond float64 raise).
+        try:
+            out = np.frombuffer(array("d", x), dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            pass  # the general path below names the bad item
+        else:
+            if out.size:
+                _reject_bools(x, out, name)
+            return out
     if isinstance(x, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of numbers, got a string")
     try:
@@ -193,7 +205,7 @@ def _as_float_array(x: Any, name: str) -> np.ndarray:
         with np.errstate(over="ignore", invalid="ignore"):  # float128 beyond float64: caught as inf
             out = arr.astype(np.float64, copy=False)
         if not isinstance(x, np.ndarray) and out.size:
-            _reject_bools(x, out, name)  # a list mixing bools and numbers converts silently
+            _reject_bools(x, out, name)  # a sequence mixing bools and numbers converts silently
         return out
     seq = x if isinstance(x, (list, tuple)) else arr.tolist()
     _name_bad_item(seq, name)
@@ -205,7 +217,7 @@ def _reject_bools(x: Any, out: np.ndarray, name: str) -> None:
     """np.asarray([True, 0.5]) is [1.0, 0.5]: look at the items equal to 0 or 1 only."""
     maybe = np.flatnonzero((out == 0.0) | (out == 1.0))
     if maybe.size and isinstance(x, (list, tuple)):
-        for i in maybe.tolist():
+        for i in maybe.tolist():  # Python work only on items equal to 0 or 1
             if isinstance(x[i], (bool, np.bool_)):
                 raise ValueError(f"{name}[{i}] is a boolean, not a number: {x[i]!r}")
 

@@ -236,3 +236,46 @@ def test_bench_survives_failing_runs_and_spawns(tmp_path):
 def test_bench_rejects_unknown_solver(tmp_path):
     r = cli("bench", "--solvers", "nope", "--out", str(tmp_path), "--quiet")
     assert r.returncode == 2 and "nope" in r.stderr and "Traceback" not in r.stderr
+
+
+# ----------------------------------------------------------------- issue 10, item 14
+
+BIG = "1" + "0" * 400  # 10**400: beyond float64
+BAD_CALLS = {
+    "frontier-negative": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": -1}', [], "max_memory"),
+    "frontier-nan": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": NaN}', [], "max_memory"),
+    "frontier-big-budget": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": %s}' % BIG, [], "max_memory"),
+    "solve-big-budget": ("solve", '{"memory": [0.1], "runtimes": [1], "max_memory": %s}' % BIG, [], "max_memory"),
+    "solve-big-memory": ("solve", '{"memory": [0.1, %s], "runtimes": [1, 1], "max_memory": 1}' % BIG, [], "memory[1]"),
+    "frontier-big-memory": ("frontier", '{"memory": [%s], "runtimes": [1], "max_memory": 1}' % BIG, [], "memory[0]"),
+    "solve-huge-runtimes": ("solve", '{"memory": [0.1, 0.1], "runtimes": [1e308, 1e308], "max_memory": 0.1}', [], "runtimes"),
+    "frontier-rows-0": ("frontier", json.dumps(SMALL), ["--rows", "0"], "--rows"),
+    "solve-scale": ("solve", json.dumps(SMALL), ["--scale", "nan"], "--scale"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CALLS))
+def test_bad_file_or_flag_one_line_exit_2(tmp_path, name):
+    cmd, text, flags, needle = BAD_CALLS[name]
+    path = tmp_path / "f.json"
+    path.write_text(text)
+    r = cli(cmd, str(path), *flags)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("flags, needle", [(["--seed", "-1"], "--seed"), (["--n", "-3"], "--n")])
+def test_generate_names_the_bad_flag(flags, needle):
+    r = cli("generate", "paper", *(["--n", "3"] if "--n" not in flags else []), *flags)
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], r.stderr
+
+
+def test_frontier_one_row(tmp_path):
+    path = tmp_path / "f.json"
+    path.write_text(json.dumps(SMALL))
+    r = cli("frontier", str(path), "--rows", "1")
+    assert r.returncode == 0, r.stderr
+    assert "knee" in r.stdout

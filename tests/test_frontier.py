@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import signal
+import threading
 
 import numpy as np
 import pytest
@@ -10,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import remat_knapsack
-from remat_knapsack import Frontier, frontier, instances, solve
+from remat_knapsack import Frontier, SolverMemoryError, frontier, instances, solve
 
 from oracles import brute_force
 
@@ -55,9 +58,11 @@ def test_max_memory_and_units():
     f = frontier(mem, rt, 1.5)
     assert f.memory[-1] <= 1.5
     assert f.best(1.5) == solve(mem, rt, 1.5).value
-    assert f.best(100.0) == f.value[-1]
+    with pytest.raises(ValueError, match="above the frontier's max_memory"):
+        f.best(100.0)  # the curve does not know budgets above 1.5
     full = frontier(mem, rt)
     assert full.best(sum(mem)) == sum(rt)
+    assert full.best(100.0) == sum(rt)  # it covers every budget
     with pytest.raises(ValueError):
         f.best(-1.0)
 
@@ -122,3 +127,136 @@ def test_default_budget_keeps_the_last_breakpoint_with_real_weights():
     f = frontier(inst.memory, inst.runtimes, scale=None)
     assert f.value[-1] == pytest.approx(sum(inst.runtimes))
     assert f.best(f.max_memory) == f.value[-1]
+
+
+# ---------------------------------------------------------------- issue 10
+
+
+def test_real_weights_breakpoints_are_exact_sums():
+    # Float sums put 1.0 + 1e-17 at 1.0: best(1.0) was 2.0, selection(2.0) [0].
+    f = frontier([1.0, 1e-17], [1.0, 1.0], scale=None)
+    assert f.best(1.0) == 1.0
+    assert f.best(2.0) == 2.0
+    assert f.selection(2.0) == solve([1.0, 1e-17], [1.0, 1.0], 2.0, scale=None).saved == [0, 1]
+    assert f.best(f.memory[-1]) == 2.0 and f.memory[-1] > 1.0
+
+
+real_weights = st.lists(
+    st.one_of(
+        st.integers(0, 8).map(lambda k: k / 8),
+        st.sampled_from([0.1, 0.2, 0.3, 0.7, 1e-17, 1e-9, 3e-17, 1.0 - 2**-53, 1.0 + 2**-52]),
+        st.floats(0, 2, allow_nan=False, allow_infinity=False),
+    ),
+    min_size=0,
+    max_size=7,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(real_weights, st.data())
+def test_real_weights_against_exact_brute_force(mem, data):
+    n = len(mem)
+    rt = data.draw(st.lists(st.integers(-1, 5), min_size=n, max_size=n))
+    f = frontier(mem, [float(r) for r in rt], scale=None)
+    sums = sorted({math.fsum(c) for k in range(n + 1) for c in _subsets(mem, k)})
+    budgets = sums + [math.nextafter(x, 0.0) for x in sums] + [math.nextafter(x, math.inf) for x in sums]
+    for b in budgets[:40]:
+        expect = brute_force(mem, rt, b, exact=True)[0]
+        assert f.best(b) == max(expect, 0)
+        assert f.selection(b) == solve(mem, rt, b, scale=None).saved
+
+
+def _subsets(xs, k):
+    import itertools
+
+    return itertools.combinations(xs, k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 40), min_size=0, max_size=8), st.data())
+def test_selection_and_best_are_solves(w, data):
+    # selection(b) once solved at the breakpoint below b: [1] instead of [0] for
+    # frontier([2e-4, 1e-4], [1, 1]).selection(2e-4).
+    n = len(w)
+    rt = data.draw(st.lists(st.integers(-1, 4), min_size=n, max_size=n))
+    mem = [x * 1e-4 for x in w]
+    f = frontier(mem, rt)
+    budgets = data.draw(st.lists(st.floats(0, sum(mem) + 1e-3, allow_nan=False), max_size=6))
+    for b in budgets + [k * 1e-4 for k in range(sum(w) + 2)]:
+        s = solve(mem, rt, b)
+        assert f.selection(b) == s.saved
+        assert f.best(b) == s.value
+
+
+def test_issue_selection_example():
+    assert frontier([2e-4, 1e-4], [1, 1]).selection(2e-4) == [0] == solve([2e-4, 1e-4], [1, 1], 2e-4).saved
+
+
+@pytest.mark.parametrize("scale", [10_000, None, 1, 2**40])
+def test_infinite_budget_saves_every_positive_item(scale):
+    mem, rt = [0.1, 0.2, 0.3, 5.0], [1.0, 0.0, 2.0, 3.0]
+    f = frontier(mem, rt, math.inf, scale=scale)
+    assert f.best(math.inf) == 6.0
+    assert f.selection(math.inf) == [0, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"memory_limit": -1}, "memory_limit"),
+        ({"memory_limit": "1000"}, "memory_limit"),
+        ({"memory_limit": 1.5}, "memory_limit"),
+        ({"memory_limit": True}, "memory_limit"),
+        ({"scale": True}, "scale"),
+        ({"scale": 2**2000}, "scale"),
+    ],
+)
+def test_arguments_validated_like_solve(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        frontier([0.1, 0.2], [1.0, 2.0], 0.3, **kwargs)
+
+
+@pytest.mark.parametrize("bad", ["0.3", None, True, float("nan"), -1.0, 2**2000])
+def test_bad_budgets_name_budget(bad):
+    f = frontier([0.1, 0.2], [1.0, 2.0])
+    with pytest.raises(ValueError, match="budget"):
+        f.best(bad)
+    with pytest.raises(ValueError, match="budget"):
+        f.selection(bad)
+
+
+def test_len_and_memory_limit():
+    inst = instances.paper(200, 0)
+    f = frontier(inst.memory, inst.runtimes)
+    assert len(f) == len(f.memory) == len(f.value) == f.stats["states"] > 100
+    with pytest.raises(SolverMemoryError):
+        frontier(inst.memory, inst.runtimes, memory_limit=len(f) * 4)
+    with pytest.raises(SolverMemoryError):
+        frontier(inst.memory, inst.runtimes, memory_limit=100)  # not even the items
+
+
+def test_python_integer_pass_matches_int64_pass():
+    # Weights 2**-80 apart from 1.0 need grid sums beyond int64.
+    mem = [1.0, 2.0**-80, 0.5, 3 * 2.0**-80]
+    rt = [4.0, 1.0, 2.0, 1.0]
+    f = frontier(mem, rt, scale=None)
+    assert not f.stats["exact_ints"]
+    g = frontier([1.0, 2.0**-5, 0.5, 3 * 2.0**-5], rt, scale=None)
+    assert g.stats["exact_ints"]
+    assert f.value == g.value
+    assert f.best(1.0) == 4.0 and f.best(math.nextafter(1.0, 2.0)) == 6.0
+
+
+def test_ctrl_c_interrupts_a_long_frontier():
+    inst = instances.paper(3000, 0)  # tens of seconds uninterrupted
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt) as info:
+            frontier(inst.memory, inst.runtimes)
+    finally:
+        timer.cancel()
+        timer.join()
+    # Raised from inside the pass, not after it ran to completion.
+    assert info.traceback[-1].path.name == "_frontier.pyx"
+    assert len(frontier([0.1], [1.0])) == 1  # the kernel is usable again

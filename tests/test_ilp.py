@@ -1,3 +1,5 @@
+import math
+
 import numpy as np
 import pytest
 
@@ -38,3 +40,54 @@ def test_real_weights_never_over_budget():
     from fractions import Fraction
 
     assert sum(map(Fraction, [[0.1, 0.2, 0.3][i] for i in s.saved])) <= Fraction(0.3)
+
+
+# ---------------------------------------------------------------- issue 10, item 10
+
+from fractions import Fraction  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+def _fits(memory, saved, budget):
+    return sum(map(Fraction, [memory[i] for i in saved])) <= Fraction(budget)
+
+
+def test_tiny_real_weights_are_feasible_and_optimal():
+    # HiGHS called this infeasible (1e-16 coefficients).
+    s = solve([1e-16, 1e-16], [1, 1], 1e-16, solver="ilp", scale=None)
+    assert s.value == 1.0 and _fits([1e-16, 1e-16], s.saved, 1e-16)
+    # {0, 1} is over 0.3 by 2**-54, within HiGHS's tolerance: excluded by a cut, not a lower capacity.
+    assert solve([0.3, 2e-16], [3.0, 1.0], 0.3, solver="ilp", scale=None).value == 3.0
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.sampled_from([1e-16, 2e-16, 0.1, 0.2, 0.3, 0.7, 3e-13, 1.0]), min_size=1, max_size=6),
+    st.data(),
+)
+def test_real_weights_match_sparse(mem, data):
+    rt = data.draw(st.lists(st.integers(1, 5), min_size=len(mem), max_size=len(mem)))
+    b = data.draw(st.sampled_from([mem[0], 0.3, 1e-16, math.fsum(mem) / 2]))
+    s = solve(mem, rt, b, solver="ilp", scale=None)
+    assert _fits(mem, s.saved, b)
+    assert s.value == solve(mem, rt, b, solver="sparse", scale=None).value
+
+
+def test_huge_scale_is_solved():
+    # Integer weights up to 2**52 were a HiGHS "Model error".
+    s = solve([0.5, 0.25, 0.5], [1, 2, 3], 0.75, solver="ilp", scale=2**52)
+    assert s.saved == [1, 2] and s.value == 5.0
+
+
+def test_subnormal_runtimes_keep_their_value():
+    s = solve([0.1, 0.2, 0.3], [5e-324] * 3, 0.3, solver="ilp")
+    assert s.value == 1e-323  # two items, not one
+
+
+def test_highs_prints_nothing(capfd):
+    solve([0.1, 0.2, 0.3, 0.4], [1.0, 2.0, 3.0, 3.5], 0.5, solver="ilp")
+    solve([1e-16, 1e-16], [1, 1], 1e-16, solver="ilp", scale=None)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""

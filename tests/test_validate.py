@@ -66,3 +66,104 @@ def test_active_items_split_forced_and_impossible():
 def test_accepts_numpy_and_tuples():
     a = solve(np.array([0.2, 0.3]), (1.0, 2.0), np.float32(0.3))
     assert a.saved == [1]
+
+
+# ---------------------------------------------------------------- issue 10
+
+import warnings  # noqa: E402
+
+from remat_knapsack import SOLVERS, SolverMemoryError, frontier  # noqa: E402
+from remat_knapsack.compat import dp_knapsack, greedy_knapsack  # noqa: E402
+
+EXACT = ["auto", "dp", "hirschberg", "sparse", "ilp"]
+ALL = [s for s in SOLVERS]
+
+
+def _solvers(scale):
+    out = ALL if scale is not None else ["auto", "sparse", "ilp"]
+    if "ilp" in out:
+        pytest.importorskip("scipy")
+    return out
+
+
+@pytest.mark.parametrize("solver", ALL)
+@pytest.mark.parametrize("runtimes", [[1e308, 1e308], [1e300, 1e300]])
+def test_huge_runtimes_are_a_value_error_naming_runtimes(solver, runtimes):
+    # sparse returned an empty plan, dp an OverflowError, ilp a RuntimeError.
+    if solver == "ilp":
+        pytest.importorskip("scipy")
+    with pytest.raises(ValueError, match="runtimes"):
+        solve([0.1, 0.2], runtimes, 0.1, solver=solver)
+    with pytest.raises(ValueError, match="runtimes"):
+        frontier([0.1, 0.2], runtimes)
+
+
+def test_large_finite_runtimes_still_solve():
+    s = solve([0.1, 0.2, 0.3], [1e280, 2e280, 2.5e280], 0.3)
+    assert s.saved == [0, 1] and s.value == 3e280
+
+
+@pytest.mark.parametrize("scale", [10_000, 1, 2**40, None])
+def test_infinite_budget_saves_every_positive_item(scale):
+    mem, rt = [0.1, 0.2, 5.0, 0.0], [1.0, -1.0, 3.0, 2.0]
+    for solver in _solvers(scale):
+        assert solve(mem, rt, math.inf, scale=scale, solver=solver).saved == [0, 2, 3], solver
+    assert frontier(mem, rt, math.inf, scale=scale).selection(math.inf) == [0, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        (([2**1100, 0.1], [1, 2], 0.3), {}, r"memory\[0\]"),
+        (([0.1, 2**1100], [1, 2], 0.3), {"scale": None}, r"memory\[1\]"),
+        (([0.1, 0.2], [1, 10**400], 0.3), {}, r"runtimes\[1\]"),
+        (([0.1], [1], 2**2000), {}, "max_memory"),
+        (([0.1], [1], 0.3), {"scale": 2**2000}, "scale"),
+        (([True, False, True], [1, 1, 1], 1.0), {}, r"memory\[0\] is a boolean"),
+        (([0.5, True], [1, 1], 1.0), {}, r"memory\[1\] is a boolean"),
+        (([1, True], [1, 1], 1.0), {}, r"memory\[1\] is a boolean"),
+        ((np.array([True, False]), [1, 1], 1.0), {}, r"memory\[0\] is a boolean"),
+        (([0.1, 0.2], [1.0, False], 1.0), {}, r"runtimes\[1\] is a boolean"),
+        (([0.1, 0.2], np.array([True, True]), 1.0), {}, r"runtimes\[0\] is a boolean"),
+        (([0.1], [1.0], True), {}, "max_memory"),
+        (([0.1], [1.0], 1.0), {"scale": True}, "scale"),
+        (([0.1], [1.0], 1.0), {"memory_limit": True}, "memory_limit"),
+        (([0.1], [1.0], 1.0), {"memory_limit": 1.5}, "memory_limit"),
+        (([0.1], [1.0], 1.0), {"memory_limit": "1000"}, "memory_limit"),
+        (([1e308, 0.1], [1, 2], 0.3), {}, r"memory\[0\]"),
+    ],
+)
+def test_values_beyond_float64_and_bools_are_named(args, kwargs, match):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # and no numpy warning on the way
+        with pytest.raises(ValueError, match=match):
+            solve(*args, **kwargs)
+
+
+def test_no_numpy_warning_reaches_the_user():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError):
+            solve([1e308, 0.1], [1, 2], 0.3)
+        assert greedy_knapsack([5e-324, 0.1], [1, 2], 0.3)[1] == [0, 1]
+        assert dp_knapsack([0.1, 0.2], [5e-324, 5e-324], 0.3)[1] == [0, 1]
+
+
+@pytest.mark.parametrize("solver", ALL)
+def test_nothing_to_allocate_meets_any_memory_limit(solver):
+    if solver == "ilp":
+        pytest.importorskip("scipy")
+    assert solve([], [], 0.5, memory_limit=0, solver=solver).saved == []
+    assert solve([0.1, 0.2], [0.0, 1.0], 0.0, memory_limit=0, solver=solver).saved == []  # nothing undecided
+    assert solve([0.1, 0.2], [1.0, 1.0], math.inf, memory_limit=0, solver=solver).saved == [0, 1]
+    with pytest.raises(SolverMemoryError):  # a real solve still checks it
+        solve([0.1, 0.2, 0.3], [1.0, 2.0, 2.5], 0.3, memory_limit=0, solver="sparse")
+
+
+def test_all_fit_shortcut_is_exact_on_real_weights():
+    # 0.1 + 0.2 is above 0.3 exactly (and in float64): one item only.
+    assert solve([0.1, 0.2], [1.0, 2.0], 0.3, scale=None).saved == [1]
+    assert solve([0.1, 0.2], [1.0, 2.0], 0.30000000000000004, scale=None).saved == [0, 1]
+    # The float sum of the three is 1.0, the exact one 1 + 2**-59.
+    assert solve([1.0, 2.0**-60, 2.0**-60], [1.0] * 3, 1.0 + 2.0**-52, scale=None).saved == [0, 1, 2]
+    assert solve([1.0, 2.0**-60, 2.0**-60], [1.0] * 3, 1.0, scale=None).saved == [1, 2]

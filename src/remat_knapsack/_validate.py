@@ -8,6 +8,7 @@ and (when ``scale`` is not None) the integer weights and capacity PyTorch's
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
@@ -15,10 +16,17 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["Problem", "Items", "validate", "active_items", "excess_weight"]
+__all__ = [
+    "Problem", "Items", "validate", "active_items", "excess_weight",
+    "quantise_budget", "check_memory_limit", "as_real", "all_fit", "MAX_RUNTIME_TOTAL",
+]
 
 # Largest quantised weight we accept: sums of n such weights must stay exact in int64.
 _MAX_WEIGHT = 1 << 52
+#: The positive runtimes must sum below this: every solver's float64 sums,
+#: and its bounds (a sum times a capacity below 2**53), then stay finite.
+MAX_RUNTIME_TOTAL = 2.0**960
+_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -60,36 +68,53 @@ def validate(
     max_memory: float,
     scale: float | None,
 ) -> Problem:
-    """Check the inputs and quantise them; raise ValueError naming what is wrong."""
+    """Check the inputs and quantise them; raise ValueError naming what is wrong.
+
+    Vectorised: no per-item Python work unless an item is bad (to name it) or
+    may be a bool (0 and 1 only). No numpy warning escapes.
+    """
     mem = _as_float_array(memory, "memory")
     rt = _as_float_array(runtimes, "runtimes")
     if mem.shape[0] != rt.shape[0]:
         raise ValueError(
             f"memory and runtimes have different lengths ({mem.shape[0]} and {rt.shape[0]})"
         )
-    _check_finite(mem, "memory", allow_negative=False)
-    _check_finite(rt, "runtimes", allow_negative=True)
-    cap = _as_real(max_memory, "max_memory")
+    if mem.size:
+        lo, hi = float(mem.min()), float(mem.max())
+        if not (lo >= 0 and hi < math.inf):  # NaN fails both
+            _check_finite(mem, "memory", allow_negative=False)
+        _check_runtimes(rt)
+    cap = as_real(max_memory, "max_memory")
     if math.isnan(cap) or cap < 0:
         raise ValueError(f"max_memory must be a number >= 0, got {max_memory!r}")
     if scale is None:
         return Problem(mem, rt, cap, None, None, None)
-    s = _as_real(scale, "scale")
+    s = as_real(scale, "scale")
     if not (s > 0 and math.isfinite(s)):
         raise ValueError(f"scale must be a finite number > 0 (or None), got {scale!r}")
-    scaled = mem * s
-    if scaled.size and scaled.max() > _MAX_WEIGHT:
-        i = int(np.argmax(scaled))
+    if mem.size and hi * s > _MAX_WEIGHT:  # Python floats: inf, never a warning
+        i = int(np.argmax(mem))
         raise ValueError(
             f"memory[{i}] = {float(mem[i])!r} times scale {s!r} is too large to quantise exactly"
         )
-    weights = np.rint(scaled).astype(np.int64)
+    weights = np.rint(mem * s).astype(np.int64)
     total = int(weights.sum())
-    if math.isinf(cap):
-        capacity = total
-    else:
-        capacity = min(int(round(cap * s)), total) if cap * s <= _MAX_WEIGHT else total
-    return Problem(mem, rt, cap, s, weights, capacity)
+    return Problem(mem, rt, cap, s, weights, quantise_budget(cap, s, total))
+
+
+def quantise_budget(budget: float, scale: float, total: int) -> int:
+    """The integer capacity of ``budget``: ``round(budget * scale)`` (Python's
+    round, as PyTorch), capped at ``total`` (more cannot matter)."""
+    q = budget * scale
+    return min(int(round(q)), total) if q <= _MAX_WEIGHT else total
+
+
+def check_memory_limit(memory_limit: Any) -> None:
+    """``memory_limit`` is None or an integer number of bytes >= 0 (not a bool)."""
+    if memory_limit is None:
+        return
+    if isinstance(memory_limit, (bool, np.bool_)) or not isinstance(memory_limit, (int, np.integer)) or memory_limit < 0:
+        raise ValueError(f"memory_limit must be an integer number of bytes >= 0, got {memory_limit!r}")
 
 
 def active_items(problem: Problem, *, quantised: bool = True) -> Items:
@@ -111,6 +136,28 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     return Items(keep.astype(np.int64), w[keep], v[keep].astype(np.float64), cap, forced.astype(np.int64))
 
 
+def all_fit(items: Items) -> bool:
+    """Whether every undecided item fits at once (exactly): then the optimum,
+    and dp_knapsack's canonical set, is all of them and no solver needs to run.
+    O(n) vectorised; exact sums only when the float sum is within rounding of
+    the capacity."""
+    w = items.weights
+    if w.size == 0:
+        return True
+    if w.dtype.kind in "iu":
+        return int(w.sum()) <= int(items.capacity)
+    cap = float(items.capacity)
+    if math.isinf(cap):
+        return True
+    approx = float(w.sum())  # |error| <= (n - 1) eps * sum for non-negative terms
+    slack = 2.0 * w.size * _EPS * max(approx, cap)
+    if approx + slack < cap:
+        return True
+    if approx - slack > cap:
+        return False
+    return excess_weight(w, cap) <= 0
+
+
 def excess_weight(weights: np.ndarray, capacity: Any) -> float:
     """How far the weights' exact sum is above ``capacity``: > 0 exactly when
     the set does not fit. Integer weights are summed as integers; for real
@@ -126,28 +173,97 @@ def excess_weight(weights: np.ndarray, capacity: Any) -> float:
 
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
+    if isinstance(x, (list, tuple)):
+        # The fast path: array('d') converts in C (ints, floats, numpy scalars,
+        # bools; strings, None, nested lists and ints beyond float64 raise).
+        try:
+            out = np.frombuffer(array("d", x), dtype=np.float64)
+        except (TypeError, ValueError, OverflowError):
+            pass  # the general path below names the bad item
+        else:
+            if out.size:
+                _reject_bools(x, out, name)
+            return out
     if isinstance(x, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of numbers, got a string")
     try:
         arr = np.asarray(x)
-    except Exception as exc:  # ragged nested lists, odd objects
+    except Exception as exc:  # ragged nested lists, odd objects, ints beyond float64
+        if isinstance(x, (list, tuple)):
+            _name_bad_item(x, name)
         raise ValueError(f"{name} must be a flat sequence of numbers: {exc}") from None
     if arr.ndim != 1:
         if arr.ndim == 0:
             raise ValueError(f"{name} must be a sequence of numbers, got {type(x).__name__}")
         raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
-    if arr.dtype.kind in "biuf":
-        return arr.astype(np.float64, copy=False)
-    for i, item in enumerate(x if arr.dtype.kind in "US" else arr.tolist()):
-        if isinstance(item, bool) or not isinstance(item, Real):
+    kind = arr.dtype.kind
+    if kind == "b":
+        if arr.size:
+            raise ValueError(f"{name}[0] is a boolean, not a number: {arr[0].item()!r}")
+        return np.zeros(0)
+    if kind in "iuf":
+        with np.errstate(over="ignore", invalid="ignore"):  # float128 beyond float64: caught as inf
+            out = arr.astype(np.float64, copy=False)
+        if not isinstance(x, np.ndarray) and out.size:
+            _reject_bools(x, out, name)  # a sequence mixing bools and numbers converts silently
+        return out
+    seq = x if isinstance(x, (list, tuple)) else arr.tolist()
+    _name_bad_item(seq, name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return arr.astype(np.float64)
+
+
+def _reject_bools(x: Any, out: np.ndarray, name: str) -> None:
+    """np.asarray([True, 0.5]) is [1.0, 0.5]: look at the items equal to 0 or 1 only."""
+    maybe = np.flatnonzero((out == 0.0) | (out == 1.0))
+    if maybe.size and isinstance(x, (list, tuple)):
+        for i in maybe.tolist():  # Python work only on items equal to 0 or 1
+            if isinstance(x[i], (bool, np.bool_)):
+                raise ValueError(f"{name}[{i}] is a boolean, not a number: {x[i]!r}")
+
+
+def _name_bad_item(seq: Sequence[Any], name: str) -> None:
+    """Raise ValueError naming the first item that is not a float64 number."""
+    for i, item in enumerate(seq):
+        if isinstance(item, (bool, np.bool_)):
+            raise ValueError(f"{name}[{i}] is a boolean, not a number: {item!r}")
+        if not isinstance(item, (Real, np.integer, np.floating)):
             raise ValueError(f"{name}[{i}] is not a number: {item!r}")
-    return arr.astype(np.float64)
+        try:
+            float(item)
+        except OverflowError:
+            raise ValueError(f"{name}[{i}] = {_short(item)} is beyond the range of float64") from None
 
 
-def _as_real(x: Any, name: str) -> float:
-    if isinstance(x, bool) or not isinstance(x, (Real, np.number)):
+def _short(x: Any) -> str:
+    text = repr(x)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
+
+
+def as_real(x: Any, name: str) -> float:
+    """A real number (not a bool) as a float; ValueError naming ``name`` otherwise."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (Real, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {x!r}")
-    return float(x)
+    try:
+        return float(x)
+    except OverflowError:
+        raise ValueError(f"{name} = {_short(x)} is beyond the range of float64") from None
+
+
+def _check_runtimes(rt: np.ndarray) -> None:
+    """Runtimes are finite and the positive ones sum below ``MAX_RUNTIME_TOTAL``."""
+    lo, hi = float(rt.min()), float(rt.max())
+    if not (lo > -math.inf and hi < math.inf):  # NaN fails both
+        _check_finite(rt, "runtimes", allow_negative=True)
+    if hi * rt.size < MAX_RUNTIME_TOTAL:
+        return
+    with np.errstate(over="ignore"):
+        total = float(np.sum(rt, where=rt > 0))
+    if not total < MAX_RUNTIME_TOTAL:
+        raise ValueError(
+            f"runtimes: the positive runtimes sum to {total!r}, beyond {MAX_RUNTIME_TOTAL!r} (2**960), "
+            "where the solvers' float64 sums and bounds would overflow; rescale them"
+        )
 
 
 def _check_finite(arr: np.ndarray, name: str, *, allow_negative: bool) -> None:

@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import dense, greedy, ilp, sparse
-from ._validate import Items, Problem, active_items, validate
+from ._validate import Items, Problem, active_items, all_fit, check_memory_limit, validate
 from .solution import Solution
 
 __all__ = ["solve", "SOLVERS", "choose_solver"]
@@ -91,7 +91,9 @@ def solve(
     memory_limit : int, optional
         Bytes the solver may allocate. It raises :class:`SolverMemoryError`
         before allocating when its estimate exceeds this, or the memory
-        available to the process.
+        available to the process. When every undecided item fits (an
+        infinite budget, or nothing left to decide) no solver runs and
+        nothing is allocated, so any limit, 0 included, is met.
 
     Returns
     -------
@@ -100,7 +102,9 @@ def solve(
     Raises
     ------
     ValueError
-        On malformed input, naming the offending index or value.
+        On malformed input, naming the offending index or value: booleans,
+        numbers beyond float64, NaN or infinite items, negative memory, a
+        negative or NaN budget, positive runtimes summing to 2**960 or more.
     SolverMemoryError
         When the solve would not fit in memory.
 
@@ -112,8 +116,7 @@ def solve(
     """
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
-    if memory_limit is not None and (isinstance(memory_limit, bool) or not isinstance(memory_limit, (int, np.integer)) or memory_limit < 0):
-        raise ValueError(f"memory_limit must be a number of bytes >= 0, got {memory_limit!r}")
+    check_memory_limit(memory_limit)
     problem = validate(memory, runtimes, max_memory, scale)
     quantised = problem.scale is not None
     if solver != "auto" and not quantised and not _REGISTRY[solver].unquantised:
@@ -124,7 +127,13 @@ def solve(
     start = time.perf_counter()
     items = active_items(problem, quantised=quantised)
     name = choose_solver(problem, items) if solver == "auto" else solver
-    chosen, stats = _REGISTRY[name].kernel(items, memory_limit)
+    if all_fit(items):
+        # Nothing to decide (no undecided items, or all of them fit, e.g. an
+        # infinite budget): every solver's answer is all of them, and no
+        # kernel runs, so nothing is allocated.
+        chosen, stats = np.arange(items.index.size), {"peak_bytes": 0, "all_fit": True}
+    else:
+        chosen, stats = _REGISTRY[name].kernel(items, memory_limit)
     seconds = time.perf_counter() - start
     return _solution(problem, items, chosen, name, {**stats, "seconds": seconds})
 

@@ -20,12 +20,19 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 __all__ = ["main"]
 
 PROG = "remat-knapsack"
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``PROG CMD: error: ...`` (no usage block)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
 class CliError(Exception):
@@ -111,29 +118,28 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_frontier(args: argparse.Namespace) -> int:
+    from . import frontier
+    from ._validate import as_real
+
     fmt, docs = _load(args.file)
     if not 0 <= args.index < len(docs):
         raise CliError(f"--index {args.index} is out of range: the file holds {len(docs)} instance(s)")
-    try:
-        from . import frontier
-    except ImportError:
-        raise CliError(
-            "frontier needs remat_knapsack.frontier (the sparse solver, issue 3), "
-            "which this installation does not have yet",
-            EXIT_FAIL,
-        ) from None
     doc = docs[args.index]
+    where = f"{'<stdin>' if args.file == '-' else args.file}: instance {args.index}"
     try:
+        budget = as_real(doc["max_memory"], "max_memory")
+        if not budget >= 0:  # NaN too
+            raise ValueError(f"max_memory must be a number >= 0, got {doc['max_memory']!r}")
         fr = frontier(doc["memory"], doc["runtimes"], None, scale=None if args.no_quantize else args.scale)
+        mem, val = fr.memory, fr.value
+        knee = float(fr.knee())
+        knee_val, budget_val = fr.best(knee), fr.best(budget)
     except MemoryError as e:
-        raise CliError(f"frontier: {e}", EXIT_FAIL) from None
+        raise CliError(f"{where}: frontier: {e}", EXIT_FAIL) from None
     except ValueError as e:
-        raise CliError(f"{args.file}: instance {args.index}: {e}") from None
-    mem, val = list(map(float, fr.memory)), list(map(float, fr.value))
-    knee, budget = float(fr.knee()), float(doc["max_memory"])
-    knee_val = float(fr.best(knee))
+        raise CliError(f"{where}: {e}") from None
     print(f"{len(mem)} breakpoints; knee at memory {knee:.10g} (runtime saved {knee_val:.10g}); "
-          f"file budget {budget:.10g} -> {float(fr.best(budget)):.10g}")  # fmt: skip
+          f"file budget {budget:.10g} -> {budget_val:.10g}")  # fmt: skip
     knee_i = mem.index(knee) if knee in mem else None
     shown = range(len(mem)) if args.all or len(mem) <= args.rows else _spread(len(mem), args.rows)
     shown = sorted(set(shown) | ({knee_i} if knee_i is not None else set()))
@@ -147,11 +153,14 @@ def cmd_frontier(args: argparse.Namespace) -> int:
 
 
 def _spread(n: int, k: int) -> list[int]:
-    """``k`` indices spread evenly over ``range(n)``, first and last included.
+    """``k`` indices spread evenly over ``range(n)``, first and last included
+    (the last alone when ``k`` is 1).
 
-    >>> _spread(10, 4)
-    [0, 3, 6, 9]
+    >>> _spread(10, 4), _spread(10, 1)
+    ([0, 3, 6, 9], [9])
     """
+    if k <= 1:
+        return [n - 1]
     return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
 
 
@@ -258,21 +267,33 @@ def _nonneg_float(text: str) -> float:
     return _number(text, allow_zero=True)
 
 
-def _count(text: str) -> int:
+def _integer(text: str, low: int) -> int:
     try:
         x = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if x < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {x}")
+    if x < low:
+        raise argparse.ArgumentTypeError(f"must be >= {low}, got {x}")
     return x
+
+
+def _count(text: str) -> int:
+    return _integer(text, 1)
+
+
+def _size(text: str) -> int:
+    return _integer(text, 0)
+
+
+def _seed(text: str) -> int:
+    return _integer(text, 0)
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import SOLVERS
     from .instances import CLASSES
 
-    p = argparse.ArgumentParser(prog=PROG, description="Exact, memory-lean 0/1 knapsack for activation checkpointing.")
+    p = _Parser(prog=PROG, description="Exact, memory-lean 0/1 knapsack for activation checkpointing.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     s = sub.add_parser("solve", help="solve instance file(s) and print the plan")
@@ -297,8 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     g = sub.add_parser("generate", help="write a seeded instance file")
     g.add_argument("kind", metavar="paper|CLASS", choices=("paper", *CLASSES), help="paper or one of: " + ", ".join(CLASSES))
-    g.add_argument("--n", type=int, required=True)
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--n", type=_size, required=True)
+    g.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default 0)")
     g.add_argument("--R", type=int, default=10_000, help="range of Pisinger's classes (default 10000)")
     g.add_argument("-o", "--output", metavar="FILE", help="default: stdout")
     g.set_defaults(func=cmd_generate)

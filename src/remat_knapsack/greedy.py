@@ -25,7 +25,7 @@ def greedy_order(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     """
     w = np.asarray(weights, dtype=np.float64)
     v = np.asarray(values, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # v / 5e-324 is inf: first, as it should be
         ratio = np.where(w > 0, v / np.where(w > 0, w, 1.0), np.inf * np.sign(v))
     return np.argsort(-ratio, kind="stable")
 

@@ -19,17 +19,27 @@ method", Math. Prog. Comp. 10, 2018 (HiGHS).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ._validate import Items, excess_weight
+from ._grid import floor_grid, grid_exponent, grid_integers
+from ._validate import Items
 
 __all__ = ["solve_ilp", "milp_select"]
 
+#: Solves (each excluding one more set found over the budget) before the plan
+#: is trimmed instead.
+_ATTEMPTS = 32
 
-def milp_select(weights: np.ndarray, values: np.ndarray, capacity: float, *, exact: bool = True) -> np.ndarray:
-    """Boolean mask of an optimal selection; ``exact=False`` is PyTorch's call."""
+
+def milp_select(
+    weights: np.ndarray, values: np.ndarray, capacity: float, *, exact: bool = True, cuts: list[np.ndarray] = []
+) -> np.ndarray:
+    """Boolean mask of an optimal selection; ``exact=False`` is PyTorch's call.
+    Each of ``cuts`` (a set of positions) is excluded: at most len - 1 of it.
+    HiGHS prints nothing (``disp=False``)."""
     try:
         from scipy.optimize import Bounds, LinearConstraint, milp
     except ImportError:  # pragma: no cover - depends on the environment
@@ -39,10 +49,17 @@ def milp_select(weights: np.ndarray, values: np.ndarray, capacity: float, *, exa
     n = len(values)
     if n == 0:
         return np.zeros(0, dtype=bool)
-    options = {"mip_rel_gap": 0.0, "presolve": True} if exact else {}
+    options: dict[str, Any] = {"disp": False}
+    if exact:
+        options.update(mip_rel_gap=0.0, presolve=True)
+    constraints = [LinearConstraint(np.asarray(weights, dtype=np.float64)[None, :], ub=capacity)]
+    for cut in cuts:
+        row = np.zeros((1, n))
+        row[0, cut] = 1.0
+        constraints.append(LinearConstraint(row, ub=cut.size - 1))
     res = milp(
         c=-np.asarray(values, dtype=np.float64),
-        constraints=[LinearConstraint(np.asarray(weights, dtype=np.float64)[None, :], ub=capacity)],
+        constraints=constraints,
         integrality=np.ones(n),
         bounds=Bounds(0, 1),
         options=options,
@@ -53,21 +70,59 @@ def milp_select(weights: np.ndarray, values: np.ndarray, capacity: float, *, exa
 
 
 def solve_ilp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """HiGHS with a zero MIP gap; returns chosen positions and stats.
+    """HiGHS with a zero MIP gap on a well-scaled model; returns chosen positions and stats.
 
-    Integer weights cannot leak past an integer capacity through HiGHS's 1e-7
-    feasibility tolerance. Real weights (``scale=None``) can: a set a few ulps
-    over the budget may come back. The selection is then checked exactly and,
-    if it is over, solved again with the capacity lowered by twice the excess,
-    so the plan never exceeds the budget (a set within that margin of the
-    budget can be missed).
+    HiGHS sees the weights and the capacity divided by a power of two that
+    brings the largest weight near 1, and the runtimes likewise (exact
+    rescalings: tiny or subnormal runtimes keep their value). Feasibility is
+    then checked exactly, in integers (quantised weights, or ``scale=None``
+    weights on their 2**e grid). HiGHS's 1e-7 feasibility tolerance, and
+    matrix entries it drops as tiny (below 1e-9 of the largest), can let a set
+    slightly over the budget through: that set, and only it, is then excluded
+    by a cut (at most |S| - 1 of its items) and the model solved again, so
+    no feasible set is lost. After ``_ATTEMPTS`` solves (many sets within
+    HiGHS's tolerance above the budget: weights spanning more than 1e9) the
+    last plan is trimmed (lowest runtime per memory first) until it fits and
+    ``stats["ilp_trimmed"]`` is set. So the plan never exceeds the budget;
+    its value is optimal up to HiGHS's tolerances unless trimmed.
     """
-    capacity = float(items.capacity)
-    for attempt in range(8):
-        chosen = np.flatnonzero(milp_select(items.weights, items.values, capacity))
-        excess = excess_weight(items.weights[chosen], items.capacity)
-        if excess <= 0:
+    w, cap = items.weights, items.capacity
+    if w.dtype.kind in "iu":
+        g: Any = w
+        C = int(cap)
+    else:
+        e = grid_exponent(w)
+        g = grid_integers(w, e)
+        C = floor_grid(float(cap), e)
+    gf = np.asarray(g, dtype=np.float64) if isinstance(g, np.ndarray) else np.array([float(x) for x in g])
+    k = math.frexp(float(gf.max()))[1] if gf.size else 0
+    wf = np.ldexp(gf, -k)  # largest weight in [0.5, 1)
+    vf = np.ldexp(items.values, -math.frexp(float(items.values.max()))[1]) if items.values.size else items.values
+    capacity = math.ldexp(float(C), -k)
+    cuts: list[np.ndarray] = []
+    for attempt in range(_ATTEMPTS):
+        chosen = np.flatnonzero(milp_select(wf, vf, capacity, cuts=cuts))
+        if _excess(g, chosen, C) <= 0:
             return chosen, {"peak_bytes": None, "ilp_attempts": attempt + 1}  # HiGHS allocates out of our sight
-        capacity -= 2 * max(excess, 1e-7 * max(1.0, abs(capacity)))
-    raise RuntimeError("SciPy milp kept returning a selection over the capacity")
+        cuts.append(chosen)  # over the budget exactly: exclude this set, and only it
+    return _trim(g, items.values, gf, chosen, C), {"peak_bytes": None, "ilp_attempts": _ATTEMPTS, "ilp_trimmed": True}
 
+
+def _excess(g: Any, chosen: np.ndarray, C: int) -> int:
+    """Exact sum of the chosen grid weights minus the capacity."""
+    if isinstance(g, np.ndarray) and g.dtype.kind in "iu":
+        return int(g[chosen].sum()) - C
+    return sum(int(g[i]) for i in chosen.tolist()) - C
+
+
+def _trim(g: Any, values: np.ndarray, gf: np.ndarray, chosen: np.ndarray, C: int) -> np.ndarray:
+    """Drop chosen items, lowest runtime per weight first, until the rest fits."""
+    keep = chosen.tolist()
+    order = sorted(keep, key=lambda i: (values[i] / gf[i], i))
+    over = _excess(g, chosen, C)
+    for i in order:
+        if over <= 0:
+            break
+        keep.remove(i)
+        over -= int(g[i])
+    return np.asarray(sorted(keep), dtype=np.int64)

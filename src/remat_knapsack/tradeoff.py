@@ -1,19 +1,31 @@
-"""The whole memory/runtime trade-off curve from one sparse Pareto pass.
+"""The whole memory/runtime trade-off curve from one exact Pareto pass.
 
-``frontier(memory, runtimes, max_memory)`` runs the state merge of the
-``sparse`` solver once over all items, without bounds (every budget matters),
-and keeps the Pareto-optimal (memory, runtime saved) pairs. The best value at
-any budget is then a binary search, and the knee is read off the curve instead
-of re-solving 100 budgets as PyTorch's ``KnapsackEvaluator`` does.
+``frontier(memory, runtimes, max_memory)`` merges the items' (weight, value)
+states once, in index order, without bounds (every budget matters), and keeps
+the Pareto-optimal pairs. The best value at any budget is then a binary search,
+and the knee is read off the curve instead of re-solving 100 budgets as
+PyTorch's ``KnapsackEvaluator`` does.
 
-Time O(n * S) and memory O(S + n), where S is the number of Pareto states
-(at most W + 1 quantised, at most 2**n in any case; about a thousand for the
-paper's n = 100).
+Exactness. Breakpoints are exact weight sums compared exactly: the quantised
+integer weights, or with ``scale=None`` the float64 memory on its 2**e grid
+(see ``_grid``), in int64 when the grid sums fit (compiled ``_frontier``,
+GIL released, Ctrl-C honoured), in Python integers otherwise (slow). Values
+are float64 sums in index order: exact for integer runtimes whose positive
+sum is below 2**53; otherwise each is the float64 sum of its set's runtimes,
+within n ulps of the exact sum, and a set whose value differs from the best by
+less than that rounding may be taken for it.
+
+Cost. Time O(n * S) and memory O(S + n), where S is the number of Pareto
+points of all prefixes, at most min(W + 1, 2**n) (W: the capacity in grid
+units): about a thousand for the paper's n = 100, but it grows with n and W
+(tens of millions at n = 3,000 on the paper's instances at scale 10,000),
+which is why the pass checks ``memory_limit`` as it grows (32 bytes per state)
+and raises :class:`SolverMemoryError` instead of exhausting memory.
 
 >>> from remat_knapsack import frontier
 >>> f = frontier([0.2, 0.3, 0.5], [2.0, 3.0, 4.0])
->>> f.memory, f.value
-([0.2, 0.3, 0.5, 0.7, 0.8, 1.0], [2.0, 3.0, 5.0, 6.0, 7.0, 9.0])
+>>> f.memory, f.value, len(f)
+([0.2, 0.3, 0.5, 0.7, 0.8, 1.0], [2.0, 3.0, 5.0, 6.0, 7.0, 9.0], 6)
 >>> f.best(0.6), f.selection(0.6)
 (5.0, [0, 1])
 """
@@ -22,75 +34,110 @@ from __future__ import annotations
 
 import bisect
 import math
+import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Sequence
 
 import numpy as np
 
-from ._validate import active_items, validate
-from .sparse import pareto_front
+from . import _frontier
+from ._grid import floor_grid, grid_exponent, grid_integers
+from ._memory import available_bytes
+from ._validate import Problem, as_real, check_memory_limit, quantise_budget, validate
+from .errors import SolverMemoryError
 
 __all__ = ["Frontier", "frontier"]
 
+#: Bytes per item: the selected items' weights and values, masks.
+_ITEM_BYTES = 40
+#: Bytes per state of the Python-integer pass (two generations of lists of
+#: ints and floats), used only when grid sums do not fit in int64.
+_PY_STATE_BYTES = 2 * (8 + 8 + 36 + 24)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, eq=False)
 class Frontier:
     """Exact best runtime saved for every budget up to ``max_memory``.
+
+    ``len(f)`` is the number of breakpoints. ``f.best(b)`` and
+    ``f.selection(b)`` are ``solve(memory, runtimes, b, scale=scale)``'s
+    value and saved set, for every budget ``b`` the frontier covers.
 
     Attributes
     ----------
     memory : list[float]
-        Breakpoints, ascending, in the caller's memory units (quantised weight
-        divided by ``scale``).
+        Breakpoints, ascending, in the caller's memory units: the quantised
+        weight divided by ``scale``, or with ``scale=None`` the exact sum
+        rounded up to float64 (so ``best(memory[i]) == value[i]``). Built on
+        first access (about 64 bytes per point, as is ``value``).
     value : list[float]
-        Strictly ascending: the best runtime saved at budget ``b`` is
-        ``value[i]`` for the last ``i`` with ``memory[i] <= b``, and 0 when
-        there is none.
+        Strictly ascending: the best runtime saved at a budget is ``value[i]``
+        for the last breakpoint within it, and 0.0 when there is none.
     max_memory : float
-        The largest budget the curve covers.
+        The largest budget the curve covers (the total memory when every
+        budget is covered).
     scale : float or None
         As in :func:`remat_knapsack.solve`.
+    total_runtime : float
+        Sum of the positive runtimes.
     stats : dict
-        ``peak_bytes``, ``states``, ``seconds``.
+        ``peak_bytes``, ``states`` (peak state slots), ``seconds``, ``exact_ints``.
     """
 
-    memory: list[float]
-    value: list[float]
     max_memory: float
     scale: float | None
     total_runtime: float
-    stats: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    _memory_in: Any = field(default=None, repr=False, compare=False)
-    _runtimes_in: Any = field(default=None, repr=False, compare=False)
+    stats: dict[str, Any] = field(repr=False)
+    _grid: Any = field(repr=False)  # int64 array or list of ints: exact breakpoints in grid units
+    _values: np.ndarray = field(repr=False)
+    _exponent: int = field(repr=False)  # scale=None: the grid is 2**_exponent
+    _cover: int = field(repr=False)  # the capacity covered, in grid units
+    _complete: bool = field(repr=False)  # every item fits in _cover
+    _problem: Problem = field(repr=False)
 
-    def _index(self, budget: float) -> int:
-        b = float(budget)
+    def __len__(self) -> int:
+        return int(self._values.size)
+
+    @cached_property
+    def memory(self) -> list[float]:
+        if self.scale is not None:
+            return (np.asarray(self._grid, dtype=np.float64) / self.scale).tolist()
+        return [_ceil_float(g, self._exponent) for g in _as_list(self._grid)]
+
+    @cached_property
+    def value(self) -> list[float]:
+        return self._values.tolist()
+
+    def _capacity(self, budget: Any) -> int:
+        """``budget`` in grid units, as ``solve`` quantises it (ValueError naming it)."""
+        b = as_real(budget, "budget")
         if math.isnan(b) or b < 0:
             raise ValueError(f"budget must be a number >= 0, got {budget!r}")
-        return bisect.bisect_right(self.memory, b) - 1
+        if self.scale is not None:
+            c = quantise_budget(b, self.scale, self._cover + 1)
+        else:
+            c = self._cover + 1 if math.isinf(b) else floor_grid(b, self._exponent)
+        if c > self._cover:
+            if not self._complete:
+                raise ValueError(f"budget {budget!r} is above the frontier's max_memory {self.max_memory!r}")
+            c = self._cover
+        return c
 
     def best(self, budget: float) -> float:
-        """The best runtime saved within ``budget`` (0.0 when nothing fits).
-
-        This is :func:`solve`'s value at every budget on the quantum grid
-        (multiples of ``1 / scale``). Between grid points ``solve`` rounds the
-        budget to the nearest quantum, which may round it up; the frontier
-        never does, so its plans never use more than ``budget``.
-        """
-        i = self._index(budget)
-        return self.value[i] if i >= 0 else 0.0
+        """The best runtime saved within ``budget`` (0.0 when nothing fits):
+        ``solve``'s value at that budget (quantised as ``solve`` does)."""
+        i = bisect.bisect_right(self._grid, self._capacity(budget)) - 1
+        return float(self._values[i]) if i >= 0 else 0.0
 
     def selection(self, budget: float) -> list[int]:
-        """The indices saved at ``budget``: the canonical set ``solve`` returns.
-
-        Solved at the frontier's breakpoint (the largest memory <= budget), so
-        the saved set's runtime equals :meth:`best`.
-        """
+        """The indices saved at ``budget``: exactly ``solve(..., budget).saved``
+        (dp_knapsack's canonical set), solved anew."""
         from .api import solve
 
-        i = self._index(budget)
-        b = self.memory[i] if i >= 0 else 0.0
-        return solve(self._memory_in, self._runtimes_in, b, solver="sparse", scale=self.scale).saved
+        self._capacity(budget)
+        p = self._problem
+        return solve(p.memory, p.runtimes, budget, scale=self.scale).saved
 
     def knee(self) -> float:
         """The budget at the knee, as PyTorch's ``KnapsackEvaluator`` defines it.
@@ -113,6 +160,9 @@ class Frontier:
         dist = [math.hypot((r - r0) / rr, (m - m0) / mr) for m, r in zip(mem, rec)]
         return mem[dist.index(min(dist))]
 
+    def __repr__(self) -> str:
+        return f"Frontier({len(self)} breakpoints, max_memory={self.max_memory!r}, scale={self.scale!r})"
+
 
 def frontier(
     memory: Sequence[float] | np.ndarray,
@@ -125,50 +175,150 @@ def frontier(
     """The exact trade-off curve: best runtime saved for every budget up to ``max_memory``.
 
     Parameters are those of :func:`remat_knapsack.solve`; ``max_memory``
-    defaults to the total memory. Items with runtime <= 0 never count, items
-    of weight 0 always do (as in ``solve``).
+    defaults to the total memory (``None`` or ``inf``: every budget). Items
+    with runtime <= 0 never count, items of weight 0 always do (as in ``solve``).
+    Time O(n * S), memory O(S + n), S the number of Pareto states (module
+    docstring).
 
     Raises
     ------
     ValueError
-        On malformed input.
+        On malformed input, as ``solve``.
     SolverMemoryError
-        When the Pareto states would not fit in memory.
+        Before allocating, and as the states grow, when they would not fit in
+        ``memory_limit`` (or the memory available).
+    KeyboardInterrupt
+        On Ctrl-C, within a few milliseconds of work, with the states freed.
     """
-    import time
-
-    everything = max_memory is None
-    if max_memory is None:
-        probe = validate(memory, runtimes, 0.0, None)
-        budget = float(math.fsum(probe.memory.tolist()))
-    else:
-        budget = max_memory
-    # With real weights the Pareto pass sums in its own order, which may land a
-    # few ulps above the exact total: "every budget" is an unbounded pass.
-    problem = validate(memory, runtimes, math.inf if everything and scale is None else budget, scale)
+    check_memory_limit(memory_limit)
+    problem = validate(memory, runtimes, math.inf if max_memory is None else max_memory, scale)
     start = time.perf_counter()
-    items = active_items(problem, quantised=scale is not None)
-    base = math.fsum(problem.runtimes[items.forced].tolist())
-    W, P, peak = pareto_front(items.weights, items.values, float(items.capacity), memory_limit)
-    unit = 1.0 if problem.scale is None else problem.scale
-    mem_out: list[float] = []
-    val_out: list[float] = []
-    for w, p in zip(W.tolist(), P.tolist()):
-        val = base + p
-        if val <= 0:
-            continue
-        mem_out.append(w / unit if scale is not None else w)
-        val_out.append(val)
-    total = math.fsum(max(0.0, r) for r in problem.runtimes.tolist())
-    if everything and mem_out:
-        budget = max(float(budget), mem_out[-1])
+    w = problem.memory if problem.weights is None else problem.weights
+    keep = np.flatnonzero(problem.runtimes > 0)
+    if problem.scale is None:
+        e = grid_exponent(w[keep])
+        grid = grid_integers(w[keep], e)
+        total = int(np.sum(grid)) if isinstance(grid, np.ndarray) else sum(grid)
+        cap = total if math.isinf(problem.max_memory) else min(total, floor_grid(problem.max_memory, e))
+    else:
+        e = 0
+        grid = w[keep]
+        total = int(grid.sum())
+        cap = min(problem.capacity, total)
+    fits = _flags(grid, cap)
+    values = problem.runtimes[keep][fits]
+    W, P, peak, exact_ints = _pareto(_take(grid, fits), values, cap, memory_limit)
+    if len(P) and P[0] <= 0:  # the empty set, when no item is free
+        W, P = W[1:], P[1:]
+    everything = cap >= total
+    budget = problem.max_memory
+    if everything:  # every budget: report the total memory
+        budget = math.fsum(problem.memory.tolist())
+        if len(P) and problem.scale is None:
+            budget = max(budget, _ceil_float(W[-1], e))
     return Frontier(
-        memory=mem_out,
-        value=val_out,
         max_memory=float(budget),
-        scale=scale,
-        total_runtime=total,
-        stats={"peak_bytes": peak, "states": int(W.size), "seconds": time.perf_counter() - start},
-        _memory_in=problem.memory,
-        _runtimes_in=problem.runtimes,
+        scale=problem.scale,
+        total_runtime=math.fsum(problem.runtimes[keep].tolist()),
+        stats={"peak_bytes": peak, "states": len(P), "seconds": time.perf_counter() - start, "exact_ints": exact_ints},
+        _grid=W,
+        _values=np.asarray(P, dtype=np.float64),
+        _exponent=e,
+        _cover=cap,
+        _complete=everything,
+        _problem=problem,
     )
+
+
+def _flags(grid: Any, cap: int) -> np.ndarray:
+    if isinstance(grid, np.ndarray):
+        return grid <= cap
+    return np.array([g <= cap for g in grid], dtype=bool)
+
+
+def _take(grid: Any, mask: np.ndarray) -> Any:
+    if isinstance(grid, np.ndarray):
+        return np.ascontiguousarray(grid[mask], dtype=np.int64)
+    return [g for g, m in zip(grid, mask.tolist()) if m]
+
+
+def _as_list(grid: Any) -> list[int]:
+    return grid.tolist() if isinstance(grid, np.ndarray) else list(grid)
+
+
+def _ceil_float(g: int, e: int) -> float:
+    """The smallest float64 >= g * 2**e (inf beyond float64)."""
+    try:
+        x = math.ldexp(float(g), e)  # within one ulp of g * 2**e
+    except OverflowError:
+        return math.inf
+    return x if _exact_le(int(g), e, x) else math.nextafter(x, math.inf)
+
+
+def _exact_le(g: int, e: int, x: float) -> bool:
+    """g * 2**e <= x, exactly."""
+    if math.isinf(x):
+        return True
+    num, den = x.as_integer_ratio()
+    # g * 2**e <= num / den  <=>  g * den * 2**e <= num
+    return (g * den << e) <= num if e >= 0 else g * den <= (num << -e)
+
+
+def _limit_states(n: int, memory_limit: int | None, state_bytes: int) -> tuple[int, int]:
+    """(max state slots, limit in bytes); SolverMemoryError if not even the start fits."""
+    avail = available_bytes()
+    limit = avail if memory_limit is None else min(int(memory_limit), avail)
+    base = _ITEM_BYTES * n + 256 * state_bytes
+    if base > limit:
+        raise SolverMemoryError("frontier", base, limit, f"{n} items")
+    return max(1, (limit - _ITEM_BYTES * n) // state_bytes), limit
+
+
+def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, bool]:
+    """Pareto states (grid weights, values, peak bytes, int64 kernel used)."""
+    n = len(values)
+    if isinstance(grid, np.ndarray) and cap < _INT64_CAP:
+        max_states, limit = _limit_states(n, memory_limit, int(_frontier.STATE_BYTES))
+        max_states = min(max_states, cap + 1)  # never more states than weights 0..cap
+        try:
+            W, P, peak = _frontier.pareto(grid, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
+        except _frontier.StateLimit:
+            raise SolverMemoryError(
+                "frontier", limit + 1, limit, f"{n} items: the Pareto states outgrew the limit ({max_states} states)"
+            ) from None
+        return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, True
+    max_states, limit = _limit_states(n, memory_limit, _PY_STATE_BYTES)
+    W, P = _pareto_python([int(g) for g in _as_list(grid)], values.tolist(), int(cap), max_states, limit)
+    return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), False
+
+
+_INT64_CAP = 1 << 62
+
+
+def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limit: int) -> tuple[list[int], list[float]]:
+    """The kernel's pass on Python integers (grid sums beyond int64). Same
+    merge and tie rule; slow, exact."""
+    W, P = [0], [0.0]
+    for gi, vi in zip(g, v):
+        nW: list[int] = []
+        nP: list[float] = []
+        ia = ib = 0
+        m = len(W)
+        maxp = -math.inf
+        while True:
+            if ib < m and W[ib] + gi <= cap and (ia >= m or W[ib] + gi < W[ia] or (W[ib] + gi == W[ia] and P[ib] + vi > P[ia])):
+                wx, px = W[ib] + gi, P[ib] + vi
+                ib += 1
+            elif ia < m:
+                wx, px = W[ia], P[ia]
+                ia += 1
+            else:
+                break
+            if px > maxp:
+                maxp = px
+                nW.append(wx)
+                nP.append(px)
+        if len(nW) > max_states:
+            raise SolverMemoryError("frontier", limit + 1, limit, f"{len(g)} items: the Pareto states outgrew the limit")
+        W, P = nW, nP
+    return W, P

@@ -25,7 +25,6 @@ from typing import Any, Callable, Sequence
 import torch
 import torch._functorch.config as _fconfig
 
-from . import torch as _rt
 from .api import SOLVERS
 from .sweep_report import BudgetPoint, SweepReport, check_budgets
 
@@ -333,3 +332,7 @@ def _report_progress(bar: Any, p: BudgetPoint) -> None:
         print(text, file=sys.stderr, flush=True)
     elif hasattr(bar, "set_postfix_str"):
         bar.set_postfix_str(text)
+
+
+# Last, so that either module may be imported first: remat_knapsack.torch re-exports sweep.
+from . import torch as _rt  # noqa: E402

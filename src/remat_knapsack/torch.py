@@ -303,9 +303,10 @@ class KnapsackSolver(_Base):
         (:meth:`remat_knapsack.Frontier.knee`, PyTorch's ``KnapsackEvaluator``
         definition), found in one Pareto pass instead of the 100 dp solves of
         PyTorch's experimental ``"dynamic_memory_budget_dp"``;
-        :attr:`SolveRecord.max_memory` is then the knee. PyTorch calls the
-        knapsack only when ``activation_memory_budget`` < 1 (and > 0), so set
-        it to, e.g., 0.99 to let the knee choose.
+        :attr:`SolveRecord.max_memory` is then the knee, at most that budget.
+        PyTorch calls the knapsack only when ``activation_memory_budget`` < 1
+        (and > 0), and not when a more aggressive min-cut already fits it
+        (common near 1), so the knee is searched below a budget such as 0.5.
     **options
         Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
         ``memory_limit``, ...), passed through unchanged.

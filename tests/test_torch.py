@@ -32,8 +32,11 @@ from remat_knapsack.torch import (  # noqa: E402
     install,
     read_instances,
     record_instances,
+    uninstall,
     use_solver,
 )
+from remat_knapsack import frontier  # noqa: E402
+import torch._functorch.partitioners as partitioners  # noqa: E402
 
 if getattr(rk_torch, "_HOOK", None) is None:
     pytest.skip(f"torch {torch.__version__} has no CustomKnapsackSolver hook", allow_module_level=True)
@@ -74,15 +77,9 @@ def compiled(tmp_path_factory):
     path = tmp_path_factory.mktemp("instances") / "instances.jsonl"
     torch._dynamo.reset()
     counters.clear()
-    solver = SessionSolver()  # "auto", default options
-    with fconfig.patch(activation_memory_budget=0.5):
-        previous = fconfig.activation_memory_budget_solver
-        fconfig.activation_memory_budget_solver = solver
-        try:
-            with record_instances(path, bypass_cache=False) as rec:
-                out, grads = _grads(model, torch.compile(model), x)
-        finally:
-            fconfig.activation_memory_budget_solver = previous
+    with fconfig.patch(activation_memory_budget=0.5), use_solver(SessionSolver()) as solver:  # "auto"
+        with record_instances(path, bypass_cache=False) as rec:
+            out, grads = _grads(model, torch.compile(model), x)
     return {
         "model": model,
         "x": x,
@@ -262,13 +259,82 @@ def test_use_solver_restores_config_even_when_body_raises():
     assert fconfig.activation_memory_budget_solver is before
 
 
-def test_install_sets_global_solver():
+def test_install_sets_global_solver_and_uninstall_undoes_everything():
     before = fconfig.activation_memory_budget_solver
+    original = partitioners._optimize_runtime_with_given_memory
+    assert not getattr(original, "_remat_knapsack", False) and original.__module__ == partitioners.__name__
     try:
         s = install("dp")
         assert fconfig.activation_memory_budget_solver is s and s.solver == "dp"
+        assert partitioners._optimize_runtime_with_given_memory is not original
+        t = install("sparse", budget="knee")  # a second install replaces the solver, not the record
+        assert fconfig.activation_memory_budget_solver is t
     finally:
-        fconfig.activation_memory_budget_solver = before
+        uninstall()
+    assert fconfig.activation_memory_budget_solver is before
+    assert partitioners._optimize_runtime_with_given_memory is original
+    uninstall()  # nothing installed: a no-op
+    assert fconfig.activation_memory_budget_solver is before
+
+
+def test_use_solver_restores_patch_and_config_exactly_as_found(tmp_path):
+    original = partitioners._optimize_runtime_with_given_memory
+    with use_solver() as s:
+        assert partitioners._optimize_runtime_with_given_memory is not original
+        with record_instances(tmp_path / "r.jsonl"):
+            pass
+        assert partitioners._optimize_runtime_with_given_memory is not original  # still held by use_solver
+        assert fconfig.activation_memory_budget_solver is s
+    assert partitioners._optimize_runtime_with_given_memory is original
+    with record_instances(tmp_path / "r.jsonl"):
+        assert partitioners._optimize_runtime_with_given_memory is not original
+    assert partitioners._optimize_runtime_with_given_memory is original
+    # installed before the block: the block leaves both the solver and the patch in place
+    try:
+        kept = install("hirschberg")
+        with use_solver("dp"):
+            pass
+        assert fconfig.activation_memory_budget_solver is kept
+        assert partitioners._optimize_runtime_with_given_memory is not original
+    finally:
+        uninstall()
+    assert partitioners._optimize_runtime_with_given_memory is original
+    with pytest.raises(TypeError, match="instance"):
+        with use_solver(KnapsackSolver(), scale=10):
+            pass
+
+
+def test_knee_budget_solves_at_the_frontier_knee():
+    memory = [0.4, 0.3, 0.2, 0.1, 0.05, 0.05]
+    runtimes = [10.0, 9.0, 8.0, 1.0, 0.5, 0.4]
+    s = KnapsackSolver(budget="knee")
+    s._runtimes = lambda memory, graph, nodes: (runtimes, "test", "g")  # type: ignore[method-assign]
+    saved, recomputed = s(memory, None, 0.9, None, [])
+    (rec,) = s.history
+    knee = frontier(memory, runtimes, 0.9).knee()
+    assert rec.max_memory == knee < 0.9 and rec.requested_max_memory == 0.9
+    assert rec.solution.saved == solve(memory, runtimes, knee).saved == saved
+    assert sorted(saved + recomputed) == list(range(len(memory)))
+    assert KnapsackSolver(budget="knee").uuid() != KnapsackSolver().uuid()
+    assert "knee" in repr(KnapsackSolver(budget="knee"))
+    with pytest.raises(ValueError, match="unknown budget"):
+        KnapsackSolver(budget="elbow")
+
+
+def test_knee_budget_in_a_real_compile():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.Tanh(), torch.nn.Linear(64, 64), torch.nn.Tanh())
+    x = torch.randn(128, 64)
+    torch._dynamo.reset()
+    with fconfig.patch(activation_memory_budget=0.99, enable_autograd_cache=False):
+        with use_solver(budget="knee") as s:
+            torch.compile(model, backend="aot_eager")(x).sum().backward()
+    torch._dynamo.reset()
+    assert s.history, "budget 0.99 < 1 must reach the knapsack"
+    for rec in s.history:
+        assert rec.requested_max_memory == 0.99
+        assert rec.max_memory == frontier(rec.memory, rec.runtimes, 0.99).knee()
+        assert rec.runtimes_source == "partitioner"
 
 
 def test_solver_call_returns_pytorch_convention():

@@ -348,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "the solver's modules once, e.g. torch)")  # fmt: skip
     b.add_argument("--quiet", action="store_true", help="no progress output")
     b.set_defaults(func=cmd_bench)
+
+    from ._sweep_cli import add_parser as add_sweep_parser  # body in _sweep_cli; torch only when run
+
+    add_sweep_parser(sub)
     return p
 
 

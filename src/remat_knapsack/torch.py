@@ -21,6 +21,22 @@ pass-through) to hand :class:`KnapsackSolver` the very runtimes PyTorch computed
 for its own solvers; plans stay comparable with PyTorch's ``"dp"``. The same
 wrapper feeds :func:`record_instances`, whichever solver is configured.
 
+When PyTorch calls the knapsack at all
+--------------------------------------
+Only when ``activation_memory_budget`` is strictly between 0 and 1. At 0 the
+partitioner saves only the graph inputs and at 1 it keeps its default min-cut
+plan; in both cases no solver runs (so ``budget="knee"`` needs a budget < 1,
+e.g. 0.99, to have any effect). It also skips the knapsack when a more
+aggressive min-cut already fits the budget, and when there is no recomputable
+candidate. So a solver's :attr:`~KnapsackSolver.history` may stay empty.
+
+Undoing it
+----------
+:func:`install` sets the solver and the wrapper for the whole process;
+:func:`uninstall` puts back both as :func:`install` found them.
+:func:`use_solver` and :func:`record_instances` restore on exit exactly what
+they found: the config values and whether the wrapper was in place.
+
 >>> import torch                                               # doctest: +SKIP
 >>> from remat_knapsack.torch import use_solver                # doctest: +SKIP
 >>> torch._functorch.config.activation_memory_budget = 0.5     # doctest: +SKIP
@@ -37,6 +53,7 @@ import inspect
 import json
 import os
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -54,6 +71,11 @@ import torch._functorch.partitioners as _partitioners
 from . import __version__
 from .api import SOLVERS, solve
 from .solution import Solution
+from .sweep_report import BudgetPoint, SweepReport
+from .tradeoff import frontier
+
+#: Values of ``KnapsackSolver(budget=...)``: PyTorch's budget, or each graph's knee.
+BUDGETS = (None, "knee")
 
 __all__ = [
     "MIN_TORCH",
@@ -64,7 +86,12 @@ __all__ = [
     "install",
     "read_instances",
     "record_instances",
+    "uninstall",
     "use_solver",
+    # budget sweep (remat_knapsack._sweep, remat_knapsack.sweep_report)
+    "BudgetPoint",
+    "SweepReport",
+    "sweep",
 ]
 
 #: First PyTorch release with ``CustomKnapsackSolver`` (pytorch/pytorch#171601).
@@ -119,6 +146,10 @@ _Base: Any = _HOOK if _HOOK is not None else _NoHook
 _local = threading.local()
 _lock = threading.RLock()
 _recorders: list["_Recorder"] = []
+#: Callables ``obs(memory, runtimes, max_memory, result, seconds)`` told of every knapsack solved.
+_observers: list[Any] = []
+#: How many holders (install, use_solver and record_instances blocks) need the wrapper.
+_holds = 0
 
 
 def _pending() -> list[list[Any]]:
@@ -133,26 +164,53 @@ def _hooked_optimize(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     """Pass-through for ``_optimize_runtime_with_given_memory`` that records and shares the runtimes."""
     with _lock:
         recorders = list(_recorders)
+        observers = list(_observers)
     name = _graph_name(joint_graph) if recorders else None  # computed lazily otherwise
     for rec in recorders:
         rec.write(name, memory, runtimes, max_memory)
     stack = _pending()
     stack.append([joint_graph, memory, runtimes, name])
+    start = time.perf_counter()
     try:
-        return _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
+        result = _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
     finally:
         stack.pop()
+    seconds = time.perf_counter() - start
+    for obs in observers:
+        obs(memory, runtimes, max_memory, result, seconds)
+    return result
 
 
-def _ensure_wrapped() -> None:
-    """Install the pass-through once per process (idempotent)."""
+def _wrapped() -> bool:
+    return _partitioners._optimize_runtime_with_given_memory is _hooked_optimize
+
+
+def _acquire_wrapper() -> None:
+    """Put the pass-through in place (once) and count one more holder."""
+    global _holds
     with _lock:
-        current = _partitioners._optimize_runtime_with_given_memory
-        if getattr(current, "_remat_knapsack", False):
-            return
-        _hooked_optimize.__wrapped__ = current  # type: ignore[attr-defined]
-        _hooked_optimize._remat_knapsack = True  # type: ignore[attr-defined]
-        _partitioners._optimize_runtime_with_given_memory = _hooked_optimize
+        if not _wrapped():
+            _hooked_optimize.__wrapped__ = _partitioners._optimize_runtime_with_given_memory  # type: ignore[attr-defined]
+            _partitioners._optimize_runtime_with_given_memory = _hooked_optimize
+        _holds += 1
+
+
+def _release_wrapper() -> None:
+    """One holder fewer; the last one puts PyTorch's function back (if ours is still on top)."""
+    global _holds
+    with _lock:
+        _holds = max(0, _holds - 1)
+        if _holds == 0 and _wrapped():
+            _partitioners._optimize_runtime_with_given_memory = _hooked_optimize.__wrapped__  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _wrapper_held() -> Iterator[None]:
+    _acquire_wrapper()
+    try:
+        yield
+    finally:
+        _release_wrapper()
 
 
 def estimate_runtimes(nodes: list[Any]) -> list[float]:
@@ -227,6 +285,8 @@ class SolveRecord:
     #: The candidate nodes' names and sizes in bytes, in knapsack order.
     node_names: list[str]
     node_bytes: list[int]
+    #: The budget PyTorch passed; ``max_memory`` is the one solved at (they differ with ``budget="knee"``).
+    requested_max_memory: float | None = None
 
 
 class KnapsackSolver(_Base):
@@ -236,6 +296,17 @@ class KnapsackSolver(_Base):
     ----------
     solver : str
         One of :data:`remat_knapsack.SOLVERS`; ``"auto"`` by default.
+    budget : None or "knee"
+        ``None`` (default) solves at the budget PyTorch passes
+        (``activation_memory_budget``). ``"knee"`` solves each graph at the knee
+        of its own trade-off curve up to that budget
+        (:meth:`remat_knapsack.Frontier.knee`, PyTorch's ``KnapsackEvaluator``
+        definition), found in one Pareto pass instead of the 100 dp solves of
+        PyTorch's experimental ``"dynamic_memory_budget_dp"``;
+        :attr:`SolveRecord.max_memory` is then the knee, at most that budget.
+        PyTorch calls the knapsack only when ``activation_memory_budget`` < 1
+        (and > 0), and not when a more aggressive min-cut already fits it
+        (common near 1), so the knee is searched below a budget such as 0.5.
     **options
         Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
         ``memory_limit``, ...), passed through unchanged.
@@ -245,10 +316,12 @@ class KnapsackSolver(_Base):
     :class:`SolveRecord` to :attr:`history`.
     """
 
-    def __init__(self, solver: str = "auto", **options: Any) -> None:
+    def __init__(self, solver: str = "auto", *, budget: str | None = None, **options: Any) -> None:
         _require_hook()
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+        if budget not in BUDGETS:
+            raise ValueError(f"unknown budget {budget!r}; choose None (PyTorch's) or 'knee'")
         defaults = _solve_defaults()
         unknown = sorted(set(options) - set(defaults))
         if unknown:
@@ -256,16 +329,18 @@ class KnapsackSolver(_Base):
                 f"unknown option(s) {', '.join(unknown)}; solve() accepts {', '.join(sorted(defaults))}"
             )
         self.solver = solver
+        self.budget = budget
         self.options = dict(options)
         self.history: list[SolveRecord] = []
-        self._key = json.dumps(
-            {"solver": solver, "options": {**defaults, **options}}, sort_keys=True, default=repr
-        )
-        _ensure_wrapped()
+        key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
+        if budget is not None:  # keeps the key of budget=None plans unchanged
+            key["budget"] = budget
+        self._key = json.dumps(key, sort_keys=True, default=repr)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
-        return f"KnapsackSolver({self.solver!r}{opts})"
+        knee = "" if self.budget is None else f", budget={self.budget!r}"
+        return f"KnapsackSolver({self.solver!r}{knee}{opts})"
 
     def uuid(self) -> str:
         """Key for AOTAutograd's cache: our version, the solver and its options (defaults filled in).
@@ -276,8 +351,23 @@ class KnapsackSolver(_Base):
         return "remat-knapsack-" + hashlib.sha256(blob.encode()).hexdigest()
 
     def solve(self, memory: list[float], runtimes: list[float], max_memory: float) -> Solution:
-        """Solve one instance with this solver's settings."""
+        """Solve one instance with this solver's settings, at ``max_memory`` as given."""
         return solve(memory, runtimes, max_memory, solver=self.solver, **self.options)
+
+    def choose_budget(self, memory: list[float], runtimes: list[float], max_memory: float) -> float:
+        """The budget this solver solves at: ``max_memory``, or with ``budget="knee"`` its frontier's knee.
+
+        The knee comes from one Pareto pass over the instance capped at
+        ``max_memory`` (:func:`remat_knapsack.frontier`), O(n * S) for S
+        Pareto states.
+
+        >>> KnapsackSolver(budget="knee").choose_budget([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 1.0)  # doctest: +SKIP
+        0.5
+        """
+        if self.budget is None:
+            return float(max_memory)
+        opts = {k: v for k, v in self.options.items() if k in ("scale", "memory_limit")}
+        return float(frontier(memory, runtimes, max_memory, **opts).knee())
 
     def __call__(
         self,
@@ -288,17 +378,19 @@ class KnapsackSolver(_Base):
         all_recomputable_banned_nodes: list[Any],
     ) -> tuple[list[int], list[int]]:
         runtimes, source, graph = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
-        solution = self.solve(memory, runtimes, max_memory)
+        budget = self.choose_budget(memory, runtimes, max_memory)
+        solution = self.solve(memory, runtimes, budget)
         self.history.append(
             SolveRecord(
                 graph=graph,
                 memory=list(memory),
                 runtimes=list(runtimes),
-                max_memory=float(max_memory),
+                max_memory=budget,
                 solution=solution,
                 runtimes_source=source,
                 node_names=[getattr(n, "name", str(n)) for n in all_recomputable_banned_nodes],
                 node_bytes=_sizes(all_recomputable_banned_nodes),
+                requested_max_memory=float(max_memory),
             )
         )
         # dp_knapsack's convention: saved ascending, recomputable descending.
@@ -318,30 +410,70 @@ class KnapsackSolver(_Base):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-def install(solver: str = "auto", **options: Any) -> KnapsackSolver:
-    """Make ``KnapsackSolver(solver, **options)`` PyTorch's knapsack solver for this process.
+def _make(solver: "str | KnapsackSolver", budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
+    if isinstance(solver, KnapsackSolver):
+        if budget is not None or options:
+            raise TypeError("pass budget= and options to KnapsackSolver(), not beside an instance")
+        _require_hook()
+        return solver
+    return KnapsackSolver(solver, budget=budget, **options)
 
-    Returns the instance (its :attr:`~KnapsackSolver.history` shows what it solved).
-    The budget itself stays ``torch._functorch.config.activation_memory_budget``.
+
+# What install() found: the config value and whether it holds the wrapper; None when not installed.
+_installed: dict[str, Any] | None = None
+
+
+def install(solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
+    """Make ``KnapsackSolver(solver, budget=budget, **options)`` PyTorch's knapsack solver for this process.
+
+    ``solver`` may also be a :class:`KnapsackSolver` instance. Returns the
+    instance (its :attr:`~KnapsackSolver.history` shows what it solved). The
+    budget fraction itself stays ``torch._functorch.config.activation_memory_budget``
+    (``budget="knee"``: see :class:`KnapsackSolver`). :func:`uninstall` undoes it.
     """
-    instance = KnapsackSolver(solver, **options)
-    _fconfig.activation_memory_budget_solver = instance
+    global _installed
+    instance = _make(solver, budget, options)
+    with _lock:
+        if _installed is None:
+            _acquire_wrapper()
+            _installed = {"solver": _fconfig.activation_memory_budget_solver}
+        _fconfig.activation_memory_budget_solver = instance
     return instance
 
 
-@contextlib.contextmanager
-def use_solver(solver: str = "auto", **options: Any) -> Iterator[KnapsackSolver]:
-    """Use ``KnapsackSolver(solver, **options)`` inside the block; restore the previous solver after.
+def uninstall() -> None:
+    """Undo :func:`install`: the solver setting it found and PyTorch's own dispatch function come back.
 
-    The previous setting comes back even when the block raises.
+    The wrapper stays while a :func:`use_solver` or :func:`record_instances`
+    block is still open (they release it on exit). A no-op when nothing is installed.
     """
-    instance = KnapsackSolver(solver, **options)
+    global _installed
+    with _lock:
+        if _installed is None:
+            return
+        _fconfig.activation_memory_budget_solver = _installed["solver"]
+        _installed = None
+        _release_wrapper()
+
+
+@contextlib.contextmanager
+def use_solver(
+    solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any
+) -> Iterator[KnapsackSolver]:
+    """Use ``KnapsackSolver(solver, budget=budget, **options)`` inside the block.
+
+    ``solver`` may also be a :class:`KnapsackSolver` instance. On exit, even
+    when the block raises, the solver setting is what it was before, and
+    PyTorch's dispatch function is wrapped only if it was wrapped before.
+    """
+    instance = _make(solver, budget, options)
     previous = _fconfig.activation_memory_budget_solver
-    _fconfig.activation_memory_budget_solver = instance
-    try:
-        yield instance
-    finally:
-        _fconfig.activation_memory_budget_solver = previous
+    with _wrapper_held():
+        _fconfig.activation_memory_budget_solver = instance
+        try:
+            yield instance
+        finally:
+            _fconfig.activation_memory_budget_solver = previous
 
 
 # --------------------------------------------------------------------------------------
@@ -382,22 +514,22 @@ def record_instances(path: str | os.PathLike[str], *, bypass_cache: bool = True)
 
     Yields an object whose ``count`` is the number of instances written.
     """
-    _ensure_wrapped()
     recorder = _Recorder(Path(path))
     recorder.path.parent.mkdir(parents=True, exist_ok=True)
     recorder.path.touch()
-    with _lock:
-        _recorders.append(recorder)
     previous_cache = _fconfig.enable_autograd_cache
-    if bypass_cache:
-        _fconfig.enable_autograd_cache = False
-    try:
-        yield recorder
-    finally:
-        if bypass_cache:
-            _fconfig.enable_autograd_cache = previous_cache
+    with _wrapper_held():
         with _lock:
-            _recorders.remove(recorder)
+            _recorders.append(recorder)
+        if bypass_cache:
+            _fconfig.enable_autograd_cache = False
+        try:
+            yield recorder
+        finally:
+            if bypass_cache:
+                _fconfig.enable_autograd_cache = previous_cache
+            with _lock:
+                _recorders.remove(recorder)
 
 
 def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -405,3 +537,6 @@ def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
+
+
+from ._sweep import sweep  # noqa: E402  (it imports this module)

@@ -105,19 +105,24 @@ def test_bench_sparse_tiny_grid(tmp_path):
     out = tmp_path / "runs.csv"
     r = _script("--families", "strongly", "profit_ceiling", "--n", "60", "--R", "1000", "--seeds", "2",
                 "--timeout", "60", "--min-time", "0", "--no-ortools", "--real-n", "50", "--real-k", "2",
-                "--real-paper", "40", "--out", str(out), tmp_path=tmp_path)  # fmt: skip
+                "--real-paper", "40", "--paper-small", "20", "--memory-W", "1e9", "--memory-n", "100",
+                "--memory-families", "strongly", "--out", str(out), tmp_path=tmp_path)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "| strongly | 60 | 10^3 | 2 |" in r.stdout and "| profit_ceiling | 60 | 10^3 | 2 |" in r.stdout
     assert "every finished run feasible and all solvers agree" in r.stdout
     assert "captured-transformer12_d128-n50-s0" in r.stdout and "tiled-transformer12_d128-x2" in r.stdout
-    assert "paper-n40-s0" in r.stdout
+    assert "paper-n40-s0" in r.stdout and "| paper-n20-s0 | 20 | 10000 |" in r.stdout
+    assert "strongly-n100-R10000-s0-W1e+09" in r.stdout
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
     fam = [row for row in rows if row["section"] == "families"]
     assert len(fam) == 2 * 2 * 2  # families x seeds x (auto, sparse)
     assert {row["status"] for row in rows} == {"ok"} and {row["feasible"] for row in rows} == {"True"}
     real = [row for row in rows if row["section"] == "real"]
-    assert {row["scale"] for row in real} == {"None"} and len(real) == 3 * 2
+    assert len(real) == 5 * 2
+    assert [row["scale"] for row in real[:6]] == ["None"] * 6
+    assert [row["target"] for row in real[::2]] == ["captured", "tiled", "paper", "paper_small", "memory"]
+    assert float(real[-1]["scale"]) * float(real[-1]["capacity"]) == pytest.approx(1e9)
     for seed in ("0", "1"):  # auto and sparse agree on every instance
         vals = {row["value"] for row in fam if row["seed"] == seed and row["family"] == "strongly"}
         assert len(vals) == 1

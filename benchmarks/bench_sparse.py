@@ -1,47 +1,215 @@
-"""Benchmark of the sparse solver, side by side with our dense solvers, PyTorch and OR-Tools.
+"""Issue 9's benchmark: ``solve(W, P, c, scale=1)`` on Python lists, family by family, beside combo.
 
 Usage::
 
-    python benchmarks/bench_sparse.py                 # everything but PyTorch at n=100
-    python benchmarks/bench_sparse.py --torch         # also PyTorch's sliding Hirschberg (45 s per run)
-    python benchmarks/bench_sparse.py --only classes  # one table: paper, classes, mid, memory
+    python benchmarks/bench_sparse.py                     # the full grid (long: hours on 2 cores)
+    python benchmarks/bench_sparse.py --quick             # a subset, about a minute
+    python benchmarks/bench_sparse.py --families strongly circle --n 1000 10000 --seeds 3 \\
+        --timeout 10 --out results.csv
 
-Every time is the median of ``--repeat`` runs of ``remat_knapsack.solve`` on
-numpy arrays (validation included). Ratios are taken within the same run.
-Timings on a shared machine are noisy; compare ratios.
+For every family (Pisinger's seven classic classes and his six hard ones,
+:data:`remat_knapsack.instances.ALL_CLASSES`), every n in ``--n``, every R in
+``--R`` and ``--seeds`` seeds, each solver (``auto``, ``sparse``, and OR-Tools'
+branch and bound where installed) solves the instance in its own child process
+(:mod:`remat_knapsack.bench.runner`), killed after ``--timeout`` seconds. A
+child calls ``solve`` on the instance's Python lists again and again until
+``--min-time`` has passed and reports the median call after the first; a cell
+is the median of those times over the seeds. A run that times out is shown as
+``> T s``; the cell's remaining seeds, and the same solver at larger n in that
+family and R, are then not run (they would only time out again).
+
+Beside each cell: combo's reference time from issue 9 (measured by the
+issue's author with combo, best of 5, on their machine; see
+:mod:`remat_knapsack.bench.combo`), our ratio to it, the target
+(2x combo + 0.5 ms at n <= 10^4, 2x combo + 5 ms at n = 10^5) and a verdict.
+Every instance's answers are checked: each saved set fits the capacity and all
+solvers that finished reach the same value.
+
+Real-shape rows (left out with ``--no-real``) solve with ``scale=None``:
+10^4 items drawn from a recorded torch.compile graph
+(``benchmarks/data/transformer12_d128.json``), that graph tiled 48 times, and
+``paper(250_000)``, with the child's peak extra memory (RSS high-water mark
+during the solve minus RSS before it). Beside them, issue 9's other targets:
+the paper-like n=100 at the default scale (under 1 ms), and n=10^5 instances
+scaled to a capacity W = 10^12 (peak extra memory at most 64 MiB).
+
+Timings on a shared machine are noisy; compare ratios within one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import fnmatch
 import json
+import math
+import os
+import shlex
 import statistics
-import subprocess
 import sys
 import time
+from collections import defaultdict
+from typing import Any
 
-import numpy as np
+from remat_knapsack import instances
+from remat_knapsack.bench import combo, peers
+from remat_knapsack.bench.run import machine
+from remat_knapsack.bench.runner import Job, Runner, progress
 
-from remat_knapsack import instances, solve
+HERE = os.path.dirname(os.path.abspath(__file__))
+GRAPH = os.path.join(HERE, "data", "transformer12_d128.json")
+OURS = ("auto", "sparse")
+ORTOOLS = "ortools_bb"
+INF = math.inf
 
-CLASSES = instances.CLASSES
+QUICK = dict(
+    families=list(instances.ALL_CLASSES), n=[1000], R=[10**6], seeds=1, timeout=2.0, min_time=0.05,
+    real_n=10**4, real_k=48, real_paper=0, real_timeout=5.0, paper_small=100, memory_W=0, memory_n=10**5,
+    memory_families=["paper", "uncorrelated", "strongly"],
+)  # fmt: skip
+FULL = dict(
+    families=list(instances.ALL_CLASSES), n=[10**3, 10**4, 10**5], R=[10**4, 10**6], seeds=3, timeout=60.0,
+    min_time=0.2, real_n=10**4, real_k=48, real_paper=250_000, real_timeout=30.0, paper_small=100, memory_W=1e12,
+    memory_n=10**5, memory_families=["paper", "uncorrelated", "strongly"],
+)  # fmt: skip
+
+CSV_FIELDS = [
+    "section", "family", "target", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
+    "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "message",
+]  # fmt: skip
 
 
-_MINS: list[float] = []
+# ------------------------------------------------------------------ the grid
 
 
-def timed(fn, repeat):
-    """Median of ``repeat`` runs (the minimum goes to _MINS for the classes table)."""
-    out, ts = None, []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = fn()
-        ts.append(time.perf_counter() - t)
-    _MINS.append(min(ts))
-    return statistics.median(ts), out
+def family_cells(families, sizes, Rs, seeds):
+    """[(family, n, R, [seeds])], n ascending within each (family, R): the order the skip rule needs."""
+    return [(f, n, R, list(range(seeds))) for f in families for R in Rs for n in sorted(sizes)]
 
 
-def fmt(t):
+def real_instances(args) -> list[tuple[str, str, dict[str, Any], float | None]]:
+    """(target key, label, instance dict, scale) for the rows outside the families (see combo.REAL_TARGETS)."""
+    out = []
+    if os.path.exists(GRAPH):
+        with open(GRAPH, encoding="utf-8") as f:
+            graph = json.load(f)
+        if args.real_n:
+            out.append(("captured", "captured", instances.captured(graph, args.real_n, seed=0).as_dict(), None))
+        if args.real_k:
+            out.append(("tiled", "tiled", instances.tiled(graph, args.real_k).as_dict(), None))
+    else:
+        print(f"(no {GRAPH}: captured and tiled rows left out)", file=sys.stderr)
+    if args.real_paper:
+        out.append(("paper", "paper", instances.paper(args.real_paper, 0).as_dict(), None))
+    if args.paper_small:
+        out.append(("paper_small", "paper_small", instances.paper(args.paper_small, 0).as_dict(), 10_000))
+    if args.memory_W:
+        for fam in args.memory_families:
+            inst = (instances.paper(args.memory_n, 0) if fam == "paper"
+                    else instances.pisinger(fam, args.memory_n, R=10**4, seed=0)).as_dict()  # fmt: skip
+            inst["name"] += f"-W{args.memory_W:.0e}"
+            out.append(("memory", f"memory:{fam}", inst, args.memory_W / inst["max_memory"]))
+    return out
+
+
+def skipped(patterns: list[str], family: str, n: int) -> bool:
+    """``--skip`` patterns are FAMILY:N with shell wildcards, e.g. ``spanner_*:100000``."""
+    return any(fnmatch.fnmatch(f"{family}:{n}", p) for p in patterns)
+
+
+# ------------------------------------------------------------------ running
+
+
+def run_grid(args, solvers: list[str], runner: Runner) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    gave_up: dict[tuple[str, str, int], int] = {}  # (solver, family, R) -> n that timed out
+    jobs = []
+    for family, n, R, seeds in family_cells(args.families, args.n, args.R, args.seeds):
+        if skipped(args.skip, family, n):
+            continue
+        for seed in seeds:
+            for s in solvers:
+                jobs.append((family, n, R, seed, s))
+    cache: dict[tuple[str, int, int, int], dict[str, Any]] = {}
+    for (family, n, R, seed, s), label in progress(jobs, quiet=args.quiet):
+        label(f"{s} {family} n={n} R={R} s{seed}")
+        meta = {"section": "families", "family": family, "n": n, "R": R, "seed": seed, "scale": 1, "solver": s}
+        n0 = gave_up.get((s, family, R))
+        if n0 is not None and n >= n0:
+            rows.append({**meta, "status": "skipped", "message": f"timed out at n={n0}"})
+            continue
+        key = (family, n, R, seed)
+        if key not in cache:
+            cache = {key: instances.pisinger(family, n, R=R, seed=seed).as_dict()}  # one instance at a time
+        row = {**meta, **runner.run(Job(s, cache[key], options={"scale": 1}))}
+        _check_one(row, cache[key], scale=1)
+        if row["status"] == "timeout":
+            gave_up[(s, family, R)] = n
+        rows.append(row)
+    return rows
+
+
+def run_real(args, runner: Runner) -> list[dict[str, Any]]:
+    rows = []
+    jobs = [(key, label, inst, scale, s) for key, label, inst, scale in real_instances(args) for s in OURS]
+    timeout = max(args.timeout, args.real_timeout)
+    for (key, label, inst, scale, s), set_label in progress(jobs, quiet=args.quiet):
+        set_label(f"{s} {inst['name']}")
+        n = len(inst["memory"])
+        meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0,
+                "scale": "None" if scale is None else f"{scale:.6g}", "solver": s, "instance": inst["name"]}  # fmt: skip
+        row = {**meta, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
+        _check_one(row, inst, scale)
+        rows.append(row)
+    return rows
+
+
+def _check_one(row: dict[str, Any], inst: dict[str, Any], scale: float | None) -> None:
+    """Value and feasibility of one finished run, from its saved indices (the solver's report is not trusted).
+
+    Feasible means: the quantised weights fit the quantised capacity (as ``solve`` defines it for a
+    scale), or, with ``scale=None``, the real memory fits the budget (1e-12 relative slack for the sum).
+    """
+    row["capacity"] = inst["max_memory"]
+    if row.get("status") != "ok":
+        return
+    saved = row.pop("saved", [])
+    mem, rt = inst["memory"], inst["runtimes"]
+    row["value"] = math.fsum(rt[i] for i in saved)
+    row["used"] = math.fsum(mem[i] for i in saved)
+    if scale is None:
+        fits = row["used"] <= inst["max_memory"] + 1e-12 * max(1.0, abs(inst["max_memory"]))
+    else:
+        fits = sum(round(mem[i] * scale) for i in saved) <= round(inst["max_memory"] * scale)
+    row["feasible"] = len(set(saved)) == len(saved) and fits
+
+
+def exactness(rows: list[dict[str, Any]]) -> dict[tuple, str]:
+    """Per instance: ``yes`` when every finished run is feasible and all reach one value, else what differs."""
+    by_inst: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_inst[(r["section"], r["family"], r["n"], r["R"], r["seed"])].append(r)
+    out = {}
+    for key, runs in by_inst.items():
+        done = [r for r in runs if r.get("status") == "ok"]
+        if not done:
+            out[key] = "-"
+            continue
+        bad = [r["solver"] for r in done if not r["feasible"]]
+        values = [r["value"] for r in done]
+        top = max(values)
+        tol = 0.0 if key[0] == "families" else 1e-9 * max(1.0, abs(top))
+        low = [r["solver"] for r in done if top - r["value"] > tol]
+        out[key] = "yes" if not bad and not low else "NO: " + ", ".join(
+            [f"{s} infeasible" for s in bad] + [f"{s} below the best" for s in low]
+        )
+    return out
+
+
+# ------------------------------------------------------------------ the tables
+
+
+def fmt(t: float | None) -> str:
     if t is None:
         return "-"
     if t >= 1:
@@ -51,181 +219,210 @@ def fmt(t):
     return f"{t * 1e6:.0f} us"
 
 
-def ortools_solve(w, v, c, limit_s):
-    """OR-Tools' branch and bound, init (its preprocessing) plus solve.
+def cell(runs: list[dict[str, Any]], timeout: float) -> tuple[float | None, str]:
+    """(median seconds, text) over one cell's seeds; timeouts and skips count as infinite (median inf: "> T s").
 
-    Returns (seconds, value), value None when it stopped at the time limit
-    without proving optimality.
+    The median is None when no run finished or timed out (errors only, or no runs).
     """
-    from ortools.algorithms.python import knapsack_solver
-
-    s = knapsack_solver.KnapsackSolver(
-        knapsack_solver.SolverType.KNAPSACK_MULTIDIMENSION_BRANCH_AND_BOUND_SOLVER, "bench"
-    )
-    s.set_time_limit(limit_s)
-    vi, wi = [int(x) for x in v], [[int(x) for x in w]]
-    t = time.perf_counter()
-    s.init(vi, wi, [int(c)])
-    val = s.solve()
-    t = time.perf_counter() - t
-    return t, (float(val) if s.is_solution_optimal() else None)
-
-
-def have_ortools():
-    try:
-        import ortools  # noqa: F401
-
-        return True
-    except ImportError:
-        return False
-
-
-def paper_table(args):
-    print("\n## Paper-like instances (scale 10^4)\n")
-    cols = ["n", "seed", "W", "sparse", "hirschberg", "hirschberg/sparse"]
-    if args.torch:
-        cols += ["PyTorch sliding", "PyTorch/sparse"]
-    cols += ["same value"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for n in (20, 50, 100):
-        for seed in range(args.seeds):
-            inst = instances.paper(n, seed)
-            m, r = np.array(inst.memory), np.array(inst.runtimes)
-            ts, s = timed(lambda: solve(m, r, inst.max_memory, solver="sparse"), max(args.repeat, 20))
-            same = True
-            th = None
-            if n <= args.dense_max_n:
-                th, h = timed(lambda: solve(m, r, inst.max_memory, solver="hirschberg"), 1)
-                same &= abs(h.value - s.value) <= 1e-9 * s.value
-            row = [str(n), str(seed), f"{s.stats['capacity']:.2e}", fmt(ts), fmt(th), f"{th / ts:,.0f}x" if th else "-"]
-            if args.torch:
-                tt = None
-                if n >= 100 and seed == 0 or n < 100:
-                    from torch._functorch._activation_checkpointing.knapsack import (
-                        dp_knapsack_sliding_hirschberg,
-                    )
-
-                    tt, tv = timed(lambda: dp_knapsack_sliding_hirschberg(inst.memory, inst.runtimes, inst.max_memory), 1)
-                    same &= abs(tv[0] - s.value) <= 1e-3 * s.value
-                row += [fmt(tt), f"{tt / ts:,.0f}x" if tt else "-"]
-            row.append("yes" if same else "NO")
-            print("| " + " | ".join(row) + " |", flush=True)
+    if not runs:
+        return None, "-"
+    times, notes = [], set()
+    for r in runs:
+        st = r.get("status")
+        if st == "ok":
+            times.append(r["seconds_median"])
+        elif st in ("timeout", "skipped"):
+            times.append(INF)
+        else:
+            notes.add({"oom": "OOM"}.get(st, st))
+    if not times:
+        return None, "/".join(sorted(notes))
+    med = statistics.median(times)
+    n_out = sum(t == INF for t in times)
+    if med == INF:
+        text = f"> {timeout:g} s"
+    else:
+        text = fmt(med) + (f" ({n_out}/{len(times)} > {timeout:g} s)" if n_out else "")
+    if notes:
+        text += " " + "/".join(sorted(notes))
+    return med, text
 
 
-def class_table(args):
-    print(f"\n## Pisinger classes, n={args.n}, R={args.R} (scale=1)\n")
-    ort = have_ortools()
-    cols = ["class", "sparse (median)", "sparse (min)", "states", "peak MiB", "OR-Tools B&B", "OR-Tools/sparse", "same value"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for cls in CLASSES:
-        inst = instances.pisinger(cls, args.n, R=args.R)
-        w, v = np.array(inst.memory), np.array(inst.runtimes)
-        rep = 1 if cls in args.slow else args.repeat
-        ts, s = timed(lambda: solve(w, v, inst.max_memory, solver="sparse", scale=1), rep)
-        tmin = _MINS[-1]
-        to, same = None, "-"
-        cell = "-"
-        if ort and (args.ortools_all or cls in ("uncorrelated", "weakly")):
-            to, ov = ortools_solve(w, v, inst.max_memory, args.ortools_limit)
-            if ov is None:
-                cell = f"no finish in {args.ortools_limit:.0f} s"
-            else:
-                cell = fmt(to)
-                same = "yes" if ov == s.value else "NO"
-        print(f"| {cls} | {fmt(ts)} | {fmt(tmin)} | {s.stats['states']:,} | {s.stats['peak_bytes'] / 2**20:.1f} | {cell} | "
-              f"{f'{to / ts:,.0f}x' if to and same != '-' else '-'} | {same} |", flush=True)
+def ratio(t: float | None, ref: combo.ComboRef | None, timeout: float) -> str:
+    if t is None or ref is None:
+        return "-"
+    if t == INF:
+        return f"> {timeout / ref.hi:,.0f}x"
+    if ref.lo == ref.hi:
+        return f"{t / ref.hi:,.1f}x"
+    return f"{t / ref.hi:,.1f}-{t / ref.lo:,.0f}x"
 
 
-def mid_table(args):
-    n, R = 1000, 1000
-    print(f"\n## Against the dense solvers, n={n}, R={R} (W about 2.5e5, scale=1)\n")
-    cols = ["class", "sparse", "auto", "dp", "hirschberg", "best dense/sparse", "auto/best", "same set"]
-    print("| " + " | ".join(cols) + " |")
-    print("|" + "---|" * len(cols))
-    for cls in CLASSES:
-        inst = instances.pisinger(cls, n, R=R, seed=1)
-        w, v, c = np.array(inst.memory), np.array(inst.runtimes), inst.max_memory
-        if cls == "similar_weights":  # keep W dense-sized: same class shape, shifted weights
-            w = w - 99_000
-            c = float(w.sum() // 2)
-        res = {}
-        for name in ("sparse", "auto", "dp", "hirschberg"):
-            res[name] = timed(lambda: solve(w, v, c, solver=name, scale=1), args.repeat)
-        best = min(res[k][0] for k in ("sparse", "dp", "hirschberg"))
-        dense = min(res["dp"][0], res["hirschberg"][0])
-        same = all(res[k][1].saved == res["dp"][1].saved for k in res)
-        print(f"| {cls} | {fmt(res['sparse'][0])} | {fmt(res['auto'][0])} ({res['auto'][1].solver}) | "
-              f"{fmt(res['dp'][0])} | {fmt(res['hirschberg'][0])} | {dense / res['sparse'][0]:,.1f}x | "
-              f"{res['auto'][0] / best:.2f} | {'yes' if same else 'NO'} |", flush=True)
+def family_table(rows, solvers, timeout) -> str:
+    exact = exactness(rows)
+    groups: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    order = []
+    for r in rows:
+        if r["section"] != "families":
+            continue
+        key = (r["family"], r["n"], r["R"])
+        if key not in groups:
+            order.append(key)
+        groups[key][r["solver"]].append(r)
+    head = ["family", "n", "R", "seeds", *[_col(s) for s in solvers], "combo (issue 9)", "auto/combo", "target",
+            "verdict (auto)", "exact"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for family, n, R in order:
+        g = groups[(family, n, R)]
+        cells = {s: cell(g.get(s, []), timeout) for s in solvers}
+        ref = combo.reference(family, n, R)
+        t_auto = cells.get("auto", (None, ""))[0]
+        if ref is not None:
+            ref_text, tgt = ref.label(), fmt(combo.target(ref, n))
+        elif family.startswith("spanner_") and n >= 10**5:
+            ref_text, tgt = combo.SPANNER_1E5_NOTE, "-"
+        else:
+            ref_text, tgt = "-", "-"
+        seeds = sorted({r["seed"] for runs in g.values() for r in runs})
+        checks = {exact[("families", family, n, R, s)] for s in seeds}
+        ok = "yes" if checks <= {"yes"} and "yes" in checks else "; ".join(sorted(checks - {"yes"})) or "-"
+        lines.append("| " + " | ".join([
+            family, _pow10(n), _pow10(R), str(len(seeds)), *[cells[s][1] for s in solvers], ref_text,
+            ratio(t_auto, ref, timeout), tgt, combo.verdict(t_auto, ref, n), ok,
+        ]) + " |")  # fmt: skip
+    return "\n".join(lines)
 
 
-_MEM_CHILD = r"""
-import json, resource, sys, time
-import numpy as np
-from remat_knapsack import instances, solve
-cls, n, W = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-inst = instances.paper(n, 0) if cls == "paper" else instances.pisinger(cls, n)
-m, r = np.array(inst.memory), np.array(inst.runtimes)
-scale = W / inst.max_memory
-def status(key):
-    with open("/proc/self/status") as f:
-        return next(int(l.split()[1]) * 1024 for l in f if l.startswith(key))
-solve(m[:10], r[:10], 1.0, solver="sparse")  # load everything first
-with open("/proc/self/clear_refs", "w") as f:  # reset the RSS high-water mark (VmHWM)
-    f.write("5")
-base = status("VmRSS:")
-t = time.perf_counter()
-s = solve(m, r, inst.max_memory, solver="sparse", scale=scale)
-t = time.perf_counter() - t
-print(json.dumps({"W": s.stats["capacity"], "t": t, "rss": status("VmHWM:") - base, "acct": s.stats["peak_bytes"]}))
-"""
+def real_table(rows, timeout) -> str:
+    exact = exactness(rows)
+    head = ["instance", "n", "scale", "auto", "sparse", "peak extra (auto / sparse)", "target", "verdict (auto)",
+            "exact"]  # fmt: skip
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    by: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
+    for r in rows:
+        if r["section"] == "real":
+            by[r["family"]][r["solver"]] = r
+    for label, runs in by.items():
+        a, s = runs.get("auto"), runs.get("sparse")
+        first = a or s
+        ta, text_a = cell([a] if a else [], timeout)
+        _ts, text_s = cell([s] if s else [], timeout)
+        t_target, m_target = combo.REAL_TARGETS[first["target"]]
+        peak = " / ".join(_mib(r) for r in (a, s))
+        verdict = "-"
+        if ta is not None:
+            fast = t_target is None or ta <= t_target
+            fits = m_target is None or (a.get("peak_extra") is not None and a["peak_extra"] <= m_target)
+            verdict = "meets" if fast and fits and ta != INF else "trails"
+        tgt = ", ".join(([f"<= {fmt(t_target)}"] if t_target else []) +
+                        ([f"<= {m_target / 2**20:.0f} MiB"] if m_target else []))  # fmt: skip
+        lines.append(f"| {first['instance']} | {first['n']:,} | {first['scale']} | {text_a} | {text_s} | {peak} | "
+                     f"{tgt} | {verdict} | {exact[('real', label, first['n'], '', 0)]} |")
+    return "\n".join(lines)
 
 
-def memory_table(args):
-    print(f"\n## Peak extra memory at n={args.n} for growing W\n")
-    print("| instance | W | time | solver's own accounting | peak RSS growth (VmHWM) |")
-    print("|---|---|---|---|---|")
-    for cls in args.mem_classes:
-        for W in args.mem_W:
-            out = subprocess.run([sys.executable, "-c", _MEM_CHILD, cls, str(args.n), str(W)],
-                                 capture_output=True, text=True, timeout=600)
-            if out.returncode:
-                print(f"| {cls} | {W:.0e} | failed: {out.stderr.strip().splitlines()[-1]} | | |")
-                continue
-            d = json.loads(out.stdout)
-            print(f"| {cls} n={args.n} | {d['W']:.2e} | {fmt(d['t'])} | {d['acct'] / 2**20:.2f} MiB | "
-                  f"{d['rss'] / 2**20:.2f} MiB |", flush=True)
+def _mib(r: dict[str, Any] | None) -> str:
+    if not r:
+        return "-"
+    if r.get("status") == "ok" and r.get("peak_extra") is not None:
+        return f"{r['peak_extra'] / 2**20:.1f} MiB"
+    if r.get("peak_rss_kernel"):
+        return f"(peak RSS {r['peak_rss_kernel'] / 2**20:.0f} MiB when stopped)"
+    return "-"
 
 
-def main():
+def _col(solver: str) -> str:
+    return "OR-Tools B&B" if solver == ORTOOLS else solver
+
+
+def _pow10(x: int) -> str:
+    e = round(math.log10(x)) if x > 0 else 0
+    return f"10^{e}" if 10**e == x else f"{x:,}"
+
+
+def write_csv(rows, path: str) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+
+
+# ------------------------------------------------------------------ main
+
+
+def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--only", choices=["paper", "classes", "mid", "memory"], action="append")
-    p.add_argument("--n", type=int, default=10_000)
-    p.add_argument("--R", type=int, default=10_000)
-    p.add_argument("--repeat", type=int, default=7)
-    p.add_argument("--seeds", type=int, default=3)
-    p.add_argument("--torch", action="store_true", help="run PyTorch 2.13's dp_knapsack_sliding_hirschberg too")
-    p.add_argument("--dense-max-n", type=int, default=20, help="run our hirschberg on paper instances up to this n")
-    p.add_argument("--ortools-all", action="store_true", help="OR-Tools on every class (60 s limit each)")
-    p.add_argument("--ortools-limit", type=float, default=60.0)
-    p.add_argument("--slow", nargs="*", default=[],
-                   help="classes timed once instead of --repeat times")
-    p.add_argument("--mem-W", nargs="*", type=float, default=[1e6, 1e9, 1e12])
-    p.add_argument("--mem-classes", nargs="*", default=["paper", "uncorrelated", "strongly"])
-    args = p.parse_args()
-    only = args.only or ["paper", "classes", "mid", "memory"]
-    print(f"# bench_sparse ({time.strftime('%Y-%m-%d %H:%M')}, median of {args.repeat})")
-    if "paper" in only:
-        paper_table(args)
-    if "classes" in only:
-        class_table(args)
-    if "mid" in only:
-        mid_table(args)
-    if "memory" in only:
-        memory_table(args)
+    p.add_argument("--quick", action="store_true", help="n=10^3, R=10^6, one seed, 2 s timeout; real-shape rows (5 s timeout) without paper(250000)")
+    p.add_argument("--families", nargs="+", choices=instances.ALL_CLASSES, metavar="FAMILY",
+                   help="families to run (default: all 13): " + ", ".join(instances.ALL_CLASSES))
+    p.add_argument("--n", nargs="+", type=int, help="sizes (default 1000 10000 100000)")
+    p.add_argument("--R", nargs="+", type=int, help="coefficient ranges (default 10000 1000000)")
+    p.add_argument("--seeds", type=int, help="seeds 0..S-1 per cell (default 3)")
+    p.add_argument("--timeout", type=float, help="seconds per run before the child is killed (default 60)")
+    p.add_argument("--real-timeout", type=float, help="timeout of the real-shape rows (default 30; --quick: 5)")
+    p.add_argument("--min-time", type=float, help="repeat a fast solve until this many seconds (default 0.2)")
+    p.add_argument("--skip", nargs="+", default=[], metavar="FAMILY:N",
+                   help="cells not run, shell patterns, e.g. 'spanner_*:100000'")
+    p.add_argument("--no-ortools", action="store_true", help="leave OR-Tools out")
+    p.add_argument("--no-real", action="store_true", help="leave the real-shape rows out")
+    p.add_argument("--no-families", action="store_true", help="only the real-shape rows")
+    p.add_argument("--real-n", type=int, help="items drawn from the captured graph (default 10000)")
+    p.add_argument("--real-k", type=int, help="copies of the captured graph (default 48)")
+    p.add_argument("--real-paper", type=int, help="n of the paper-like instance, 0 for none (default 250000)")
+    p.add_argument("--paper-small", type=int, help="n of the paper-like row at scale 10^4, 0 for none (default 100)")
+    p.add_argument("--memory-W", type=float, help="capacity W of the memory rows, 0 for none (default 1e12)")
+    p.add_argument("--memory-n", type=int, help="n of the memory rows (default 100000)")
+    p.add_argument("--memory-families", nargs="+", choices=("paper", *instances.ALL_CLASSES), metavar="FAMILY",
+                   help="families of the memory rows (default paper uncorrelated strongly)")
+    p.add_argument("--memory-cap-gb", type=float, default=8.0, help="RLIMIT_AS of each child (default 8)")
+    p.add_argument("--out", metavar="CSV", help="write every run as a CSV row here")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    args = p.parse_args(argv)
+    preset = QUICK if args.quick else FULL
+    for key, value in preset.items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse(argv)
+    avail = peers.available()
+    solvers = list(OURS) + ([ORTOOLS] if ORTOOLS in avail and not args.no_ortools else [])
+    started = time.perf_counter()
+    cap = int(args.memory_cap_gb * 2**30) if args.memory_cap_gb > 0 else None
+    rows: list[dict[str, Any]] = []
+    with Runner(scale=1, timeout=args.timeout, memory_cap=cap, min_time=args.min_time) as runner:
+        if not args.no_families:
+            rows += run_grid(args, solvers, runner)
+        if not args.no_real:
+            rows += run_real(args, runner)
+    elapsed = time.perf_counter() - started
+    cmd = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
+    print(f"# bench_sparse: issue 9's families beside combo ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
+    print(f"- command: `{cmd}`")
+    print(f"- machine: {machine()}")
+    print(f"- {len(rows)} runs in {elapsed:.0f} s; timeout {args.timeout:g} s per run "
+          f"({max(args.timeout, args.real_timeout):g} s for real-shape rows), each run in its own child process; "
+          f"a cell is the median over seeds of each run's median call (calls repeated for {args.min_time:g} s)")
+    if "ortools_bb" not in solvers:
+        print("- OR-Tools: not run" + ("" if args.no_ortools else " (not installed: pip install ortools)"))
+    print("- combo's times: issue 9's author's measurements (combo, best of 5, their machine), not ours; "
+          "targets: 2x combo + 0.5 ms (n <= 10^4), 2x combo + 5 ms (n = 10^5), ranges checked at their top")
+    if any(r["section"] == "families" for r in rows):
+        print("\n## Pisinger's families, scale=1, capacity half the weight sum\n")
+        print(family_table(rows, solvers, args.timeout))
+    if any(r["section"] == "real" for r in rows):
+        print("\n## Real shape (scale=None), paper-like n=100 (scale 10^4), memory at W = 10^12\n")
+        print(real_table(rows, max(args.timeout, args.real_timeout)))
+    bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
+    print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")
+    if args.out:
+        write_csv(rows, args.out)
+        print(f"wrote {args.out}")
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

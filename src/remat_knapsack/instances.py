@@ -1,4 +1,5 @@
-"""Seeded instance generators: the paper's benchmark and Pisinger's classic classes.
+"""Seeded instance generators: the paper's benchmark, Pisinger's classic and hard
+classes, and real-shape instances built from a recorded torch.compile graph.
 
 Every generator returns an :class:`Instance`, a ``(memory, runtimes,
 max_memory)`` triple in the units ``solve`` takes, and is deterministic in its
@@ -9,16 +10,30 @@ max_memory)`` triple in the units ``solve`` takes, and is deterministic in its
 (5, True)
 >>> pisinger("strongly", 4, R=100, seed=1).runtimes[:2]
 [58.0, 62.0]
+>>> pisinger("profit_ceiling", 3, R=100, seed=0).runtimes
+[87.0, 66.0, 54.0]
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
+
+import math
 
 import numpy as np
 
-__all__ = ["Instance", "paper", "pisinger", "CLASSES"]
+__all__ = [
+    "Instance",
+    "paper",
+    "pisinger",
+    "captured",
+    "tiled",
+    "CLASSES",
+    "HARD_CLASSES",
+    "ALL_CLASSES",
+    "HARD_PARAMETERS",
+]
 
 #: Pisinger's classes accepted by :func:`pisinger`.
 CLASSES: tuple[str, ...] = (
@@ -30,6 +45,33 @@ CLASSES: tuple[str, ...] = (
     "subset_sum",
     "similar_weights",
 )
+
+#: Pisinger's (2005) hard classes accepted by :func:`pisinger`.
+HARD_CLASSES: tuple[str, ...] = (
+    "spanner_uncorrelated",
+    "spanner_weakly",
+    "spanner_strongly",
+    "multiple_strongly",
+    "profit_ceiling",
+    "circle",
+)
+
+#: Every class :func:`pisinger` accepts: the seven classic ones, then the hard ones.
+ALL_CLASSES: tuple[str, ...] = CLASSES + HARD_CLASSES
+
+#: The parameters of the hard classes, those of Pisinger (2005), Section 3:
+#: spanner(v, m), mstr(k1, k2, d) with k1 = 3R/10 and k2 = 2R/10, pceil(d), circle(d).
+HARD_PARAMETERS: dict[str, dict[str, Any]] = {
+    "spanner": {"v": 2, "m": 10},
+    "multiple_strongly": {"k1": "3R/10", "k2": "2R/10", "d": 6},
+    "profit_ceiling": {"d": 3},
+    "circle": {"d": "2/3"},
+}
+_SPANNER_V, _SPANNER_M = 2, 10
+_MSTR_D = 6
+_PCEIL_D = 3
+_CIRCLE_D = (2, 3)  # d = 2/3 as numerator, denominator: profits stay exact integers
+_CIRCLE_MAX_R = 10**8  # 4 * 4R^2 stays inside int64
 
 
 @dataclass(frozen=True)
@@ -63,28 +105,70 @@ def paper(n: int, seed: int = 0) -> Instance:
 
 
 def pisinger(cls: str, n: int, R: int = 10_000, seed: int = 0) -> Instance:
-    """One of Pisinger's (2005) classes, "Where are the hard knapsack problems?".
+    """One of Pisinger's classes: the classic seven, or the hard six of his 2005 paper.
 
-    Integer weights and profits; the capacity is half the total weight. Memory
-    is the weight itself, so with ``scale=1`` the instance is solved exactly as
+    D. Pisinger, "Where are the hard knapsack problems?", Computers & Operations
+    Research 32 (2005) 2271-2284. Integer weights and profits; the capacity is
+    half the total weight for every class (the paper solves each instance at a
+    series of capacities c = h/(H+1) * sum(w), h = 1..H; half the sum is the
+    capacity of issue 9's table, and the middle of that series). Memory is the
+    weight itself, so with ``scale=1`` the instance is solved exactly as
     generated (with the default scale 10^4 the weights are only multiplied).
+    In every class but ``similar_weights`` and ``inverse_strongly``,
+    w ~ U[1, R].
 
     ========================  =====================================================
-    uncorrelated              w ~ U[1, R], p ~ U[1, R]
-    weakly                    w ~ U[1, R], p ~ U[w - R/10, w + R/10], p >= 1
-    strongly                  w ~ U[1, R], p = w + R/10
+    uncorrelated              p ~ U[1, R]
+    weakly                    p ~ U[w - R/10, w + R/10], p >= 1
+    strongly                  p = w + R/10
     inverse_strongly          p ~ U[1, R], w = p + R/10
-    almost_strongly           w ~ U[1, R], p ~ U[w + R/10 - R/500, w + R/10 + R/500]
-    subset_sum                w ~ U[1, R], p = w
+    almost_strongly           p ~ U[w + R/10 - R/500, w + R/10 + R/500]
+    subset_sum                p = w
     similar_weights           w ~ U[100000, 100100], p ~ U[1, 1000]
+    spanner_uncorrelated      spanner(v=2, m=10) over uncorrelated items
+    spanner_weakly            spanner(v=2, m=10) over weakly correlated items
+    spanner_strongly          spanner(v=2, m=10) over strongly correlated items
+    multiple_strongly         mstr(3R/10, 2R/10, 6): p = w + 3R/10 if 6 | w,
+                              else p = w + 2R/10
+    profit_ceiling            pceil(3): p = 3 * ceil(w / 3)
+    circle                    circle(2/3): p = floor(2/3 * sqrt(4R^2 - (w - 2R)^2))
     ========================  =====================================================
+
+    spanner(v, m): a spanner set of v items (w_k, p_k) is drawn in the base
+    class (w_k ~ U[1, R], p_k as in that class) and normalised by dividing
+    weight and profit by m + 1 (rounded up, so both stay >= 1). Each of the n
+    items is a uniformly chosen spanner item k times a multiplier a ~ U[1, m]:
+    (w, p) = (a * w_k, a * p_k). So an instance holds at most v * m distinct
+    items. R/10, R/500, 3R/10 and 2R/10 are integer divisions.
+
+    >>> inst = pisinger("spanner_strongly", 6, R=1000, seed=0)
+    >>> len(set(zip(inst.memory, inst.runtimes))) <= 2 * 10
+    True
     """
     _check_n(n)
-    if cls not in CLASSES:
-        raise ValueError(f"unknown class {cls!r}; choose one of {', '.join(CLASSES)}")
+    if cls not in ALL_CLASSES:
+        raise ValueError(f"unknown class {cls!r}; choose one of {', '.join(ALL_CLASSES)}")
     if R < 10:
         raise ValueError(f"R must be >= 10, got {R}")
+    if cls == "circle" and R > _CIRCLE_MAX_R:
+        raise ValueError(f"R must be <= {_CIRCLE_MAX_R} for circle (int64 profits), got {R}")
     rng = np.random.default_rng(seed)
+    if cls in CLASSES:
+        w, p = _classic(cls, rng, n, R)
+    else:
+        w, p = _hard(cls, rng, n, R)
+    capacity = int(w.sum()) // 2
+    return Instance(
+        w.astype(float).tolist(),
+        p.astype(float).tolist(),
+        float(capacity),
+        f"{cls}-n{n}-R{R}-s{seed}",
+        {"class": cls, "n": n, "R": R, "seed": seed},
+    )
+
+
+def _classic(cls: str, rng: np.random.Generator, n: int, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """The seven classic classes (the draws are those of every earlier version)."""
     r10, r500 = R // 10, R // 500
     if cls == "similar_weights":
         w = rng.integers(100_000, 100_100, n, endpoint=True)
@@ -94,24 +178,111 @@ def pisinger(cls: str, n: int, R: int = 10_000, seed: int = 0) -> Instance:
         w = p + r10
     else:
         w = rng.integers(1, R, n, endpoint=True)
-        if cls == "uncorrelated":
-            p = rng.integers(1, R, n, endpoint=True)
-        elif cls == "weakly":
-            p = np.maximum(1, w + rng.integers(-r10, r10, n, endpoint=True))
-        elif cls == "strongly":
-            p = w + r10
-        elif cls == "almost_strongly":
+        if cls == "almost_strongly":
             p = w + r10 + rng.integers(-r500, r500, n, endpoint=True)
-        else:  # subset_sum
-            p = w.copy()
-    capacity = int(w.sum()) // 2
+        else:
+            p = _correlated(cls, rng, w, R)
+    return w, p
+
+
+def _correlated(cls: str, rng: np.random.Generator, w: np.ndarray, R: int) -> np.ndarray:
+    """Profits for weights ``w`` in the uncorrelated, weakly, strongly and subset-sum classes."""
+    r10 = R // 10
+    if cls == "uncorrelated":
+        return rng.integers(1, R, len(w), endpoint=True)
+    if cls == "weakly":
+        return np.maximum(1, w + rng.integers(-r10, r10, len(w), endpoint=True))
+    if cls == "strongly":
+        return w + r10
+    return w.copy()  # subset_sum
+
+
+def _hard(cls: str, rng: np.random.Generator, n: int, R: int) -> tuple[np.ndarray, np.ndarray]:
+    """Pisinger's (2005) hard classes, Section 3 of the paper."""
+    if cls.startswith("spanner_"):
+        return _spanner(cls[len("spanner_"):], rng, n, R, _SPANNER_V, _SPANNER_M)
+    w = rng.integers(1, R, n, endpoint=True)
+    if cls == "multiple_strongly":
+        p = w + np.where(w % _MSTR_D == 0, 3 * R // 10, 2 * R // 10)
+    elif cls == "profit_ceiling":
+        p = _PCEIL_D * -(-w // _PCEIL_D)
+    else:  # circle
+        p = _circle_profits(w, R, *_CIRCLE_D)
+    return w, p
+
+
+def _spanner(base: str, rng: np.random.Generator, n: int, R: int, v: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """spanner(v, m) over the ``base`` class: multiples a * (w_k, p_k), a ~ U[1, m], of v normalised items."""
+    sw = rng.integers(1, R, v, endpoint=True)
+    sp = _correlated(base, rng, sw, R)
+    sw, sp = -(-sw // (m + 1)), -(-sp // (m + 1))  # divided by m + 1, rounded up
+    k = rng.integers(0, v, n)
+    a = rng.integers(1, m, n, endpoint=True)
+    return a * sw[k], a * sp[k]
+
+
+def _circle_profits(w: np.ndarray, R: int, num: int, den: int) -> np.ndarray:
+    """floor(d * sqrt(4R^2 - (w - 2R)^2)) for d = num/den, exactly: isqrt(floor(d^2 * x))."""
+    x = 4 * R * R - (w - 2 * R) ** 2  # > 0 for 1 <= w <= R; int64 up to R ~ 10^8
+    y = (num * num * x) // (den * den)
+    r = np.floor(np.sqrt(y.astype(np.float64))).astype(np.int64)
+    r -= r * r > y  # float sqrt is off by at most one here
+    r += (r + 1) * (r + 1) <= y
+    return r
+
+
+def captured(graph: Mapping[str, Any], n: int, seed: int = 0) -> Instance:
+    """n items drawn uniformly, with replacement, from a recorded graph's candidates.
+
+    ``graph`` is one instance as :func:`remat_knapsack.torch.record_instances`
+    writes it (``memory``, ``runtimes``, ``max_memory``, optionally ``graph``).
+    The budget keeps the graph's ratio of budget to total memory:
+    ``max_memory = sum(drawn memory) * graph max_memory / graph total memory``.
+    The result has the shape of real graphs (few distinct (memory, runtime)
+    pairs, many copies of each) at any n; solve it with ``scale=None``.
+
+    >>> g = {"memory": [0.25, 0.5], "runtimes": [1.0, 3.0], "max_memory": 0.375}
+    >>> inst = captured(g, 4, seed=0)
+    >>> sorted(set(inst.memory)) == [0.25, 0.5], inst.max_memory == sum(inst.memory) / 2
+    (True, True)
+    """
+    _check_n(n)
+    memory, runtimes, budget = _graph(graph)
+    pick = np.random.default_rng(seed).integers(0, len(memory), n)
+    m, r = memory[pick], runtimes[pick]
+    total = math.fsum(memory)
+    cap = math.fsum(m) * (budget / total) if total > 0 else 0.0
+    name = f"captured-{_graph_label(graph)}-n{n}-s{seed}"
+    return Instance(m.tolist(), r.tolist(), cap, name, {"class": "captured", "n": n, "seed": seed})
+
+
+def tiled(graph: Mapping[str, Any], k: int) -> Instance:
+    """A recorded graph repeated ``k`` times: memory and runtimes tiled, budget ``k * max_memory``.
+
+    >>> tiled({"memory": [0.25, 0.5], "runtimes": [1.0, 3.0], "max_memory": 0.375}, 3).max_memory
+    1.125
+    """
+    _check_n(k)
+    memory, runtimes, budget = _graph(graph)
+    n = k * len(memory)
+    name = f"tiled-{_graph_label(graph)}-x{k}"
     return Instance(
-        w.astype(float).tolist(),
-        p.astype(float).tolist(),
-        float(capacity),
-        f"{cls}-n{n}-R{R}-s{seed}",
-        {"class": cls, "n": n, "R": R, "seed": seed},
+        np.tile(memory, k).tolist(), np.tile(runtimes, k).tolist(), k * budget, name, {"class": "tiled", "n": n, "k": k}
     )
+
+
+def _graph(graph: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
+    memory = np.asarray(graph["memory"], dtype=np.float64)
+    runtimes = np.asarray(graph["runtimes"], dtype=np.float64)
+    if memory.ndim != 1 or memory.shape != runtimes.shape or len(memory) == 0:
+        raise ValueError(
+            f"graph needs equally long, non-empty 'memory' and 'runtimes' lists, got {memory.shape} and {runtimes.shape}"
+        )
+    return memory, runtimes, float(graph["max_memory"])
+
+
+def _graph_label(graph: Mapping[str, Any]) -> str:
+    return str(graph.get("name") or graph.get("graph") or "graph").split("#")[0]
 
 
 def _check_n(n: int) -> None:

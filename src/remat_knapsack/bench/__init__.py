@@ -9,5 +9,6 @@ One idea per module:
 * :mod:`.child`: the subprocess that runs one solver on one instance and measures it;
 * :mod:`.runner`: spawning children with a memory cap and a timeout, and the progress bar;
 * :mod:`.report`: results.csv, table.md and the terminal summary;
-* :mod:`.figures`: the PNGs.
+* :mod:`.figures`: the PNGs;
+* :mod:`.combo`: combo's reference times and issue 9's targets, for ``benchmarks/bench_sparse.py``.
 """

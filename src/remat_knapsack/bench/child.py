@@ -8,7 +8,8 @@ The job file holds ``solver``, ``memory``, ``runtimes``, ``max_memory``,
   allocation reported by a library) or ``error``;
 * ``seconds``: solve time per call, measured around the call only (imports
   excluded). A fast solver is called again until ``min_time`` has passed, and
-  the first (warm-up) call is then left out of the mean;
+  the first (warm-up) call is then left out of the mean; ``seconds_median``
+  and ``seconds_min`` are the median and minimum of the same calls;
 * ``rss_before``, ``peak_rss``, ``peak_extra`` (bytes): resident memory before
   the solve, the process's peak, and the peak reached during the solve minus
   ``rss_before``. The peak is reset just before solving (``/proc/self/clear_refs``)
@@ -20,6 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import resource
+import statistics
 import sys
 import time
 from typing import Any
@@ -97,6 +99,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         **out,
         "status": "ok",
         "seconds": sum(timed) / len(timed),
+        "seconds_median": statistics.median(timed),
+        "seconds_min": min(timed),
         "calls": len(times),
         "saved": [int(i) for i in saved],
         "reported_value": float(reported),

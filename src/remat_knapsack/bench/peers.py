@@ -139,6 +139,8 @@ def value_scale(runtimes: Sequence[float]) -> float:
 def _ortools_bb(memory, runtimes, max_memory, scale):
     from ortools.algorithms.python import knapsack_solver as ks
 
+    if scale is None:
+        raise ValueError("ortools_bb needs integer weights: give a scale, not scale=None")
     # Same quantisation as our solvers; runtimes <= 0 are never saved, so left out.
     keep = [i for i, r in enumerate(runtimes) if r > 0]
     f = value_scale(runtimes)

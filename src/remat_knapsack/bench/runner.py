@@ -35,6 +35,8 @@ class Job:
     solver: str
     instance: dict[str, Any]  # memory, runtimes, max_memory, name, ...
     meta: dict[str, Any] = field(default_factory=dict)  # suite, n, seed, ... copied into the row
+    #: This job's own ``scale`` (None included), ``min_time`` or ``timeout``, overriding the runner's.
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 class Runner:
@@ -61,14 +63,18 @@ class Runner:
     def run(self, job: Job) -> dict[str, Any]:
         """Run ``job`` in a fresh process; never raises for anything the child does."""
         inst = job.instance
+        unknown = set(job.options) - {"scale", "min_time", "timeout"}
+        if unknown:
+            raise ValueError(f"unknown job option(s) {', '.join(sorted(unknown))}")
+        timeout = job.options.get("timeout", self.timeout)
         spec = {
             "solver": job.solver,
             "memory": inst["memory"],
             "runtimes": inst["runtimes"],
             "max_memory": inst["max_memory"],
-            "scale": self.scale,
+            "scale": job.options.get("scale", self.scale),
             "memory_cap": self.memory_cap,
-            "min_time": self.min_time,
+            "min_time": job.options.get("min_time", self.min_time),
         }
         with tempfile.TemporaryDirectory(prefix="remat-bench-") as tmp:
             paths = {k: os.path.join(tmp, k) for k in ("job", "result", "log")}
@@ -76,22 +82,22 @@ class Runner:
                 json.dump(spec, f)
             peer = self._peers.get(job.solver)
             if self.fork and peer is not None:
-                wall, status, maxrss, timed_out = self._forked(peer.needs, paths)
+                wall, status, maxrss, timed_out = self._forked(peer.needs, paths, timeout)
             else:
-                wall, status, maxrss, timed_out = self._spawned(paths)
+                wall, status, maxrss, timed_out = self._spawned(paths, timeout)
             result = _read_json(paths["result"])
             with open(paths["log"], encoding="utf-8", errors="replace") as f:
                 log = f.read()
         row: dict[str, Any] = {**job.meta, "solver": job.solver, "wall": wall, "peak_rss_kernel": maxrss}
-        return _classify(row, result, status, timed_out, self.timeout, log)
+        return _classify(row, result, status, timed_out, timeout, log)
 
-    def _forked(self, needs: tuple[str, ...], paths: dict[str, str]):
+    def _forked(self, needs: tuple[str, ...], paths: dict[str, str], timeout: float):
         server = self._servers.get(needs)
         if server is None:
             server = self._servers[needs] = ForkServer(needs, self.env)
         pid = server.start(paths["job"], paths["result"], paths["log"])
         start = time.perf_counter()
-        reply = server.finish(self.timeout)
+        reply = server.finish(timeout)
         timed_out = reply is None
         if timed_out:
             _kill(pid)
@@ -99,7 +105,7 @@ class Runner:
         wall = time.perf_counter() - start
         return wall, reply.get("status", 0), reply.get("maxrss"), timed_out
 
-    def _spawned(self, paths: dict[str, str]):
+    def _spawned(self, paths: dict[str, str], timeout: float):
         with open(paths["log"], "wb") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "remat_knapsack.bench.child", paths["job"], paths["result"]],
@@ -115,7 +121,7 @@ class Runner:
                 pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
                 if pid:
                     break
-                if time.perf_counter() - start > self.timeout:
+                if time.perf_counter() - start > timeout:
                     timed_out = True
                     _kill(proc.pid)
                     _pid, status, rusage = os.wait4(proc.pid, 0)

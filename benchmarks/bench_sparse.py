@@ -74,7 +74,7 @@ FULL = dict(
 )  # fmt: skip
 
 CSV_FIELDS = [
-    "section", "family", "target", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
+    "section", "family", "target", "instance", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
     "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "message",
 ]  # fmt: skip
 
@@ -220,31 +220,31 @@ def fmt(t: float | None) -> str:
 
 
 def cell(runs: list[dict[str, Any]], timeout: float) -> tuple[float | None, str]:
-    """(median seconds, text) over one cell's seeds; timeouts and skips count as infinite (median inf: "> T s").
+    """(median seconds, text) over one cell's seeds.
 
-    The median is None when no run finished or timed out (errors only, or no runs).
+    A timed-out seed counts as infinite, so a median of inf reads "> T s". Seeds not run after a
+    timeout (same n) count as infinite too, and the text says how many seeds ran. A cell whose
+    runs were all skipped (the solver timed out at a smaller n) is "not run", with median None,
+    as is a cell with errors only.
     """
     if not runs:
         return None, "-"
-    times, notes = [], set()
-    for r in runs:
-        st = r.get("status")
-        if st == "ok":
-            times.append(r["seconds_median"])
-        elif st in ("timeout", "skipped"):
-            times.append(INF)
-        else:
-            notes.add({"oom": "OOM"}.get(st, st))
+    status = [r.get("status") for r in runs]
+    if all(st == "skipped" for st in status):
+        return None, "not run*"
+    times = [r["seconds_median"] if st == "ok" else INF for r, st in zip(runs, status) if st in ("ok", "timeout", "skipped")]
+    notes = sorted({{"oom": "OOM"}.get(st, st) for st in status if st not in ("ok", "timeout", "skipped")})
     if not times:
-        return None, "/".join(sorted(notes))
+        return None, "/".join(notes)
     med = statistics.median(times)
-    n_out = sum(t == INF for t in times)
+    ran = sum(st != "skipped" for st in status)
+    n_out = status.count("timeout")
     if med == INF:
-        text = f"> {timeout:g} s"
+        text = f"> {timeout:g} s" + (f" ({ran} of {len(runs)} seeds run)" if ran < len(runs) else "")
     else:
         text = fmt(med) + (f" ({n_out}/{len(times)} > {timeout:g} s)" if n_out else "")
     if notes:
-        text += " " + "/".join(sorted(notes))
+        text += " " + "/".join(notes)
     return med, text
 
 
@@ -307,7 +307,7 @@ def real_table(rows, timeout) -> str:
         first = a or s
         ta, text_a = cell([a] if a else [], timeout)
         _ts, text_s = cell([s] if s else [], timeout)
-        t_target, m_target = combo.REAL_TARGETS[first["target"]]
+        t_target, m_target = combo.REAL_TARGETS[first.get("target") or first["family"]]
         peak = " / ".join(_mib(r) for r in (a, s))
         verdict = "-"
         if ta is not None:
@@ -316,7 +316,7 @@ def real_table(rows, timeout) -> str:
             verdict = "meets" if fast and fits and ta != INF else "trails"
         tgt = ", ".join(([f"<= {fmt(t_target)}"] if t_target else []) +
                         ([f"<= {m_target / 2**20:.0f} MiB"] if m_target else []))  # fmt: skip
-        lines.append(f"| {first['instance']} | {first['n']:,} | {first['scale']} | {text_a} | {text_s} | {peak} | "
+        lines.append(f"| {first.get('instance', label)} | {first['n']:,} | {first['scale']} | {text_a} | {text_s} | {peak} | "
                      f"{tgt} | {verdict} | {exact[('real', label, first['n'], '', 0)]} |")
     return "\n".join(lines)
 
@@ -338,6 +338,29 @@ def _col(solver: str) -> str:
 def _pow10(x: int) -> str:
     e = round(math.log10(x)) if x > 0 else 0
     return f"10^{e}" if 10**e == x else f"{x:,}"
+
+
+def read_csv(path: str) -> list[dict[str, Any]]:
+    """The rows :func:`write_csv` wrote, with their types back."""
+    ints, floats = ("n", "seed", "calls", "peak_extra", "peak_rss_kernel"), (
+        "seconds_median", "seconds_min", "seconds", "value", "used", "capacity", "wall")
+    out = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            r: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
+            r.setdefault("R", "")
+            for k in ints:
+                if k in r:
+                    r[k] = int(float(r[k]))
+            for k in floats:
+                if k in r:
+                    r[k] = float(r[k])
+            if r["R"] != "":
+                r["R"] = int(r["R"])
+            if "feasible" in r:
+                r["feasible"] = r["feasible"] == "True"
+            out.append(r)
+    return out
 
 
 def write_csv(rows, path: str) -> None:
@@ -378,6 +401,8 @@ def parse(argv=None):
     p.add_argument("--memory-cap-gb", type=float, default=8.0, help="RLIMIT_AS of each child (default 8)")
     p.add_argument("--out", metavar="CSV", help="write every run as a CSV row here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--from-csv", nargs="+", metavar="CSV",
+                   help="run nothing: print the tables of earlier --out files (give their --timeout too)")
     args = p.parse_args(argv)
     preset = QUICK if args.quick else FULL
     for key, value in preset.items():
@@ -393,17 +418,24 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     cap = int(args.memory_cap_gb * 2**30) if args.memory_cap_gb > 0 else None
     rows: list[dict[str, Any]] = []
-    with Runner(scale=1, timeout=args.timeout, memory_cap=cap, min_time=args.min_time) as runner:
-        if not args.no_families:
-            rows += run_grid(args, solvers, runner)
-        if not args.no_real:
-            rows += run_real(args, runner)
+    if args.from_csv:
+        for path in args.from_csv:
+            rows += read_csv(path)
+        solvers = [s for s in (*OURS, ORTOOLS) if any(r["solver"] == s for r in rows)]
+    else:
+        with Runner(scale=1, timeout=args.timeout, memory_cap=cap, min_time=args.min_time) as runner:
+            if not args.no_families:
+                rows += run_grid(args, solvers, runner)
+            if not args.no_real:
+                rows += run_real(args, runner)
     elapsed = time.perf_counter() - started
     cmd = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
     print(f"# bench_sparse: issue 9's families beside combo ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
     print(f"- command: `{cmd}`")
     print(f"- machine: {machine()}")
-    print(f"- {len(rows)} runs in {elapsed:.0f} s; timeout {args.timeout:g} s per run "
+    if args.from_csv:
+        print(f"- tables of {', '.join(args.from_csv)} ({len(rows)} runs), not run again")
+    print(f"- {len(rows)} runs{'' if args.from_csv else f' in {elapsed:.0f} s'}; timeout {args.timeout:g} s per run "
           f"({max(args.timeout, args.real_timeout):g} s for real-shape rows), each run in its own child process; "
           f"a cell is the median over seeds of each run's median call (calls repeated for {args.min_time:g} s)")
     if "ortools_bb" not in solvers:
@@ -413,12 +445,14 @@ def main(argv=None) -> int:
     if any(r["section"] == "families" for r in rows):
         print("\n## Pisinger's families, scale=1, capacity half the weight sum\n")
         print(family_table(rows, solvers, args.timeout))
+        if any(r.get("status") == "skipped" for r in rows):
+            print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
     if any(r["section"] == "real" for r in rows):
         print("\n## Real shape (scale=None), paper-like n=100 (scale 10^4), memory at W = 10^12\n")
         print(real_table(rows, max(args.timeout, args.real_timeout)))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
     print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")
-    if args.out:
+    if args.out and not args.from_csv:
         write_csv(rows, args.out)
         print(f"wrote {args.out}")
     return 1 if bad else 0

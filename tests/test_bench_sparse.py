@@ -126,6 +126,11 @@ def test_bench_sparse_tiny_grid(tmp_path):
     for seed in ("0", "1"):  # auto and sparse agree on every instance
         vals = {row["value"] for row in fam if row["seed"] == seed and row["family"] == "strongly"}
         assert len(vals) == 1
+    # the tables can be printed again from the CSV alone
+    again = _script("--from-csv", str(out), "--timeout", "60", tmp_path=tmp_path)
+    assert again.returncode == 0, again.stderr
+    tables = lambda text: [ln for ln in text.splitlines() if ln.startswith("|")]  # noqa: E731
+    assert tables(again.stdout) == tables(r.stdout)
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")

@@ -75,7 +75,7 @@ FULL = dict(
 
 CSV_FIELDS = [
     "section", "family", "target", "instance", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
-    "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "message",
+    "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "timeout", "message",
 ]  # fmt: skip
 
 
@@ -141,7 +141,7 @@ def run_grid(args, solvers: list[str], runner: Runner) -> list[dict[str, Any]]:
         key = (family, n, R, seed)
         if key not in cache:
             cache = {key: instances.pisinger(family, n, R=R, seed=seed).as_dict()}  # one instance at a time
-        row = {**meta, **runner.run(Job(s, cache[key], options={"scale": 1}))}
+        row = {**meta, "timeout": args.timeout, **runner.run(Job(s, cache[key], options={"scale": 1}))}
         _check_one(row, cache[key], scale=1)
         if row["status"] == "timeout":
             gave_up[(s, family, R)] = n
@@ -158,7 +158,7 @@ def run_real(args, runner: Runner) -> list[dict[str, Any]]:
         n = len(inst["memory"])
         meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0,
                 "scale": "None" if scale is None else f"{scale:.6g}", "solver": s, "instance": inst["name"]}  # fmt: skip
-        row = {**meta, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
+        row = {**meta, "timeout": timeout, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
         _check_one(row, inst, scale)
         rows.append(row)
     return rows
@@ -229,6 +229,7 @@ def cell(runs: list[dict[str, Any]], timeout: float) -> tuple[float | None, str]
     """
     if not runs:
         return None, "-"
+    timeout = runs[0].get("timeout", timeout)  # the run's own, where the CSV has it
     status = [r.get("status") for r in runs]
     if all(st == "skipped" for st in status):
         return None, "not run*"
@@ -258,23 +259,31 @@ def ratio(t: float | None, ref: combo.ComboRef | None, timeout: float) -> str:
     return f"{t / ref.hi:,.1f}-{t / ref.lo:,.0f}x"
 
 
-def family_table(rows, solvers, timeout) -> str:
-    exact = exactness(rows)
+def _groups(rows, section: str) -> tuple[list[tuple], dict[tuple, dict[str, list]]]:
     groups: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     order = []
     for r in rows:
-        if r["section"] != "families":
+        if r["section"] != section:
             continue
         key = (r["family"], r["n"], r["R"])
         if key not in groups:
             order.append(key)
         groups[key][r["solver"]].append(r)
-    head = ["family", "n", "R", "seeds", *[_col(s) for s in solvers], "combo (issue 9)", "auto/combo", "target",
-            "verdict (auto)", "exact"]  # fmt: skip
+    return order, groups
+
+
+def family_table(rows, solvers, timeout, before=None) -> str:
+    """The families table; ``before``: rows of an earlier run (``--before CSV``), shown as "auto (before)"."""
+    exact = exactness(rows)
+    order, groups = _groups(rows, "families")
+    _o, old = _groups(before or [], "families")
+    head = ["family", "n", "R", "seeds", *(["auto (before)"] if before else []), *[_col(s) for s in solvers],
+            "combo (issue 9)", "auto/combo", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for family, n, R in order:
         g = groups[(family, n, R)]
         cells = {s: cell(g.get(s, []), timeout) for s in solvers}
+        was = [cell(old[(family, n, R)].get("auto", []), timeout)[1]] if before else []
         ref = combo.reference(family, n, R)
         t_auto = cells.get("auto", (None, ""))[0]
         if ref is not None:
@@ -287,16 +296,17 @@ def family_table(rows, solvers, timeout) -> str:
         checks = {exact[("families", family, n, R, s)] for s in seeds}
         ok = "yes" if checks <= {"yes"} and "yes" in checks else "; ".join(sorted(checks - {"yes"})) or "-"
         lines.append("| " + " | ".join([
-            family, _pow10(n), _pow10(R), str(len(seeds)), *[cells[s][1] for s in solvers], ref_text,
+            family, _pow10(n), _pow10(R), str(len(seeds)), *was, *[cells[s][1] for s in solvers], ref_text,
             ratio(t_auto, ref, timeout), tgt, combo.verdict(t_auto, ref, n), ok,
         ]) + " |")  # fmt: skip
     return "\n".join(lines)
 
 
-def real_table(rows, timeout) -> str:
+def real_table(rows, timeout, before=None) -> str:
     exact = exactness(rows)
-    head = ["instance", "n", "scale", "auto", "sparse", "peak extra (auto / sparse)", "target", "verdict (auto)",
-            "exact"]  # fmt: skip
+    old = {r["instance"]: r for r in before or [] if r["section"] == "real" and r["solver"] == "auto" and "instance" in r}
+    head = ["instance", "n", "scale", *(["auto (before)"] if before else []), "auto", "sparse",
+            "peak extra (auto / sparse)", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     by: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in rows:
@@ -316,8 +326,10 @@ def real_table(rows, timeout) -> str:
             verdict = "meets" if fast and fits and ta != INF else "trails"
         tgt = ", ".join(([f"<= {fmt(t_target)}"] if t_target else []) +
                         ([f"<= {m_target / 2**20:.0f} MiB"] if m_target else []))  # fmt: skip
-        lines.append(f"| {first.get('instance', label)} | {first['n']:,} | {first['scale']} | {text_a} | {text_s} | {peak} | "
-                     f"{tgt} | {verdict} | {exact[('real', label, first['n'], '', 0)]} |")
+        name = first.get("instance", label)
+        was = [cell([old[name]] if name in old else [], timeout)[1]] if before else []
+        lines.append("| " + " | ".join([name, f"{first['n']:,}", str(first["scale"]), *was, text_a, text_s, peak, tgt,
+                                        verdict, exact[("real", label, first["n"], "", 0)]]) + " |")
     return "\n".join(lines)
 
 
@@ -343,7 +355,7 @@ def _pow10(x: int) -> str:
 def read_csv(path: str) -> list[dict[str, Any]]:
     """The rows :func:`write_csv` wrote, with their types back."""
     ints, floats = ("n", "seed", "calls", "peak_extra", "peak_rss_kernel"), (
-        "seconds_median", "seconds_min", "seconds", "value", "used", "capacity", "wall")
+        "seconds_median", "seconds_min", "seconds", "value", "used", "capacity", "wall", "timeout")
     out = []
     with open(path, newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f):
@@ -401,6 +413,8 @@ def parse(argv=None):
     p.add_argument("--memory-cap-gb", type=float, default=8.0, help="RLIMIT_AS of each child (default 8)")
     p.add_argument("--out", metavar="CSV", help="write every run as a CSV row here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--before", nargs="+", metavar="CSV",
+                   help="--out files of an earlier build: their auto times become an 'auto (before)' column")
     p.add_argument("--from-csv", nargs="+", metavar="CSV",
                    help="run nothing: print the tables of earlier --out files (give their --timeout too)")
     args = p.parse_args(argv)
@@ -418,6 +432,7 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     cap = int(args.memory_cap_gb * 2**30) if args.memory_cap_gb > 0 else None
     rows: list[dict[str, Any]] = []
+    before = [r for path in args.before or [] for r in read_csv(path)] or None
     if args.from_csv:
         for path in args.from_csv:
             rows += read_csv(path)
@@ -444,12 +459,12 @@ def main(argv=None) -> int:
           "targets: 2x combo + 0.5 ms (n <= 10^4), 2x combo + 5 ms (n = 10^5), ranges checked at their top")
     if any(r["section"] == "families" for r in rows):
         print("\n## Pisinger's families, scale=1, capacity half the weight sum\n")
-        print(family_table(rows, solvers, args.timeout))
+        print(family_table(rows, solvers, args.timeout, before))
         if any(r.get("status") == "skipped" for r in rows):
             print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
     if any(r["section"] == "real" for r in rows):
         print("\n## Real shape (scale=None), paper-like n=100 (scale 10^4), memory at W = 10^12\n")
-        print(real_table(rows, max(args.timeout, args.real_timeout)))
+        print(real_table(rows, max(args.timeout, args.real_timeout), before))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
     print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")
     if args.out and not args.from_csv:

@@ -2,10 +2,13 @@
 
 Usage::
 
-    python benchmarks/bench_sparse.py                     # the full grid (long: hours on 2 cores)
-    python benchmarks/bench_sparse.py --quick             # a subset, about a minute
+    python benchmarks/bench_sparse.py                     # the full grid (timeout 60 s per run)
+    python benchmarks/bench_sparse.py --quick             # n=10^3, R=10^6, 1 seed: about a minute
     python benchmarks/bench_sparse.py --families strongly circle --n 1000 10000 --seeds 3 \\
         --timeout 10 --out results.csv
+    python benchmarks/bench_sparse.py --timeout 10 --skip 'spanner_*:100000' \\
+        --before docs/sparse-bench-baseline.csv           # beside the old kernel's times
+    python benchmarks/bench_sparse.py --from-csv results.csv --timeout 10   # print the tables again
 
 For every family (Pisinger's seven classic classes and his six hard ones,
 :data:`remat_knapsack.instances.ALL_CLASSES`), every n in ``--n``, every R in
@@ -463,7 +466,7 @@ def main(argv=None) -> int:
         if any(r.get("status") == "skipped" for r in rows):
             print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
     if any(r["section"] == "real" for r in rows):
-        print("\n## Real shape (scale=None), paper-like n=100 (scale 10^4), memory at W = 10^12\n")
+        print("\n## Real shape (scale=None) and issue 9's other targets (paper-like n=100, memory at large W)\n")
         print(real_table(rows, max(args.timeout, args.real_timeout), before))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
     print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")

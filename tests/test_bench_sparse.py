@@ -131,6 +131,10 @@ def test_bench_sparse_tiny_grid(tmp_path):
     assert again.returncode == 0, again.stderr
     tables = lambda text: [ln for ln in text.splitlines() if ln.startswith("|")]  # noqa: E731
     assert tables(again.stdout) == tables(r.stdout)
+    beside = _script("--from-csv", str(out), "--before", str(out), "--timeout", "60", tmp_path=tmp_path)
+    assert beside.returncode == 0, beside.stderr
+    assert "| family | n | R | seeds | auto (before) | auto | sparse |" in beside.stdout
+    assert "| instance | n | scale | auto (before) | auto | sparse |" in beside.stdout
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")

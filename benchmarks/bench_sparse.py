@@ -65,20 +65,21 @@ OURS = ("auto", "sparse")
 ORTOOLS = "ortools_bb"
 INF = math.inf
 
-QUICK = dict(
-    families=list(instances.ALL_CLASSES), n=[1000], R=[10**6], seeds=1, timeout=2.0, min_time=0.05,
-    real_n=10**4, real_k=48, real_paper=0, real_timeout=5.0, paper_small=100, memory_W=0, memory_n=10**5,
-    memory_families=["paper", "uncorrelated", "strongly"],
-)  # fmt: skip
-FULL = dict(
-    families=list(instances.ALL_CLASSES), n=[10**3, 10**4, 10**5], R=[10**4, 10**6], seeds=3, timeout=60.0,
-    min_time=0.2, real_n=10**4, real_k=48, real_paper=250_000, real_timeout=30.0, paper_small=100, memory_W=1e12,
-    memory_n=10**5, memory_families=["paper", "uncorrelated", "strongly"],
-)  # fmt: skip
+QUICK = {
+    "families": list(instances.ALL_CLASSES), "n": [1000], "R": [10**6], "seeds": 1, "timeout": 2.0,
+    "min_time": 0.05, "real_n": 10**4, "real_k": 48, "real_paper": 0, "real_timeout": 5.0, "paper_small": 100,
+    "memory_W": 0, "memory_n": 10**5, "memory_families": ["paper", "uncorrelated", "strongly"],
+}  # fmt: skip
+FULL = {
+    "families": list(instances.ALL_CLASSES), "n": [10**3, 10**4, 10**5], "R": [10**4, 10**6], "seeds": 3,
+    "timeout": 60.0, "min_time": 0.2, "real_n": 10**4, "real_k": 48, "real_paper": 250_000, "real_timeout": 30.0,
+    "paper_small": 100, "memory_W": 1e12, "memory_n": 10**5, "memory_families": ["paper", "uncorrelated", "strongly"],
+}  # fmt: skip
 
 CSV_FIELDS = [
-    "section", "family", "target", "instance", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
-    "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "timeout", "message",
+    "section", "family", "target", "instance", "n", "R", "seed", "scale", "solver", "status",
+    "seconds_median", "seconds_min", "seconds", "calls", "value", "used", "capacity", "feasible",
+    "peak_extra", "peak_rss_kernel", "wall", "timeout", "message",
 ]  # fmt: skip
 
 
@@ -159,8 +160,9 @@ def run_real(args, runner: Runner) -> list[dict[str, Any]]:
     for (key, label, inst, scale, s), set_label in progress(jobs, quiet=args.quiet):
         set_label(f"{s} {inst['name']}")
         n = len(inst["memory"])
-        meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0,
-                "scale": "None" if scale is None else f"{scale:.6g}", "solver": s, "instance": inst["name"]}  # fmt: skip
+        shown = "None" if scale is None else f"{scale:.6g}"
+        meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0, "scale": shown,
+                "solver": s, "instance": inst["name"]}  # fmt: skip
         row = {**meta, "timeout": timeout, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
         _check_one(row, inst, scale)
         rows.append(row)
@@ -236,7 +238,8 @@ def cell(runs: list[dict[str, Any]], timeout: float) -> tuple[float | None, str]
     status = [r.get("status") for r in runs]
     if all(st == "skipped" for st in status):
         return None, "not run*"
-    times = [r["seconds_median"] if st == "ok" else INF for r, st in zip(runs, status) if st in ("ok", "timeout", "skipped")]
+    counted = [(r, st) for r, st in zip(runs, status) if st in ("ok", "timeout", "skipped")]
+    times = [r["seconds_median"] if st == "ok" else INF for r, st in counted]
     notes = sorted({{"oom": "OOM"}.get(st, st) for st in status if st not in ("ok", "timeout", "skipped")})
     if not times:
         return None, "/".join(notes)
@@ -307,7 +310,8 @@ def family_table(rows, solvers, timeout, before=None) -> str:
 
 def real_table(rows, timeout, before=None) -> str:
     exact = exactness(rows)
-    old = {r["instance"]: r for r in before or [] if r["section"] == "real" and r["solver"] == "auto" and "instance" in r}
+    old = {r["instance"]: r for r in before or []
+           if r["section"] == "real" and r["solver"] == "auto" and "instance" in r}  # fmt: skip
     head = ["instance", "n", "scale", *(["auto (before)"] if before else []), "auto", "sparse",
             "peak extra (auto / sparse)", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -391,7 +395,8 @@ def write_csv(rows, path: str) -> None:
 
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="n=10^3, R=10^6, one seed, 2 s timeout; real-shape rows (5 s timeout) without paper(250000)")
+    p.add_argument("--quick", action="store_true",
+                   help="n=10^3, R=10^6, one seed, 2 s timeout; real-shape rows (5 s timeout) without paper(250000)")
     p.add_argument("--families", nargs="+", choices=instances.ALL_CLASSES, metavar="FAMILY",
                    help="families to run (default: all 13): " + ", ".join(instances.ALL_CLASSES))
     p.add_argument("--n", nargs="+", type=int, help="sizes (default 1000 10000 100000)")
@@ -469,7 +474,8 @@ def main(argv=None) -> int:
         print("\n## Real shape (scale=None) and issue 9's other targets (paper-like n=100, memory at large W)\n")
         print(real_table(rows, max(args.timeout, args.real_timeout), before))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
-    print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")
+    verdict = "every finished run feasible and all solvers agree" if not bad else f"{len(bad)} instance(s) DISAGREE"
+    print(f"\nexactness: {verdict}")
     if args.out and not args.from_csv:
         write_csv(rows, args.out)
         print(f"wrote {args.out}")

@@ -96,7 +96,7 @@ def test_job_timeout_option_kills_the_run():
 def _script(*args, tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, str(SCRIPT), *args, "--quiet"], capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(SCRIPT), *args, "--quiet"], capture_output=True, text=True, check=False,
                           env=env, cwd=tmp_path, timeout=600)  # fmt: skip
 
 
@@ -129,7 +129,10 @@ def test_bench_sparse_tiny_grid(tmp_path):
     # the tables can be printed again from the CSV alone
     again = _script("--from-csv", str(out), "--timeout", "60", tmp_path=tmp_path)
     assert again.returncode == 0, again.stderr
-    tables = lambda text: [ln for ln in text.splitlines() if ln.startswith("|")]  # noqa: E731
+
+    def tables(text):
+        return [ln for ln in text.splitlines() if ln.startswith("|")]
+
     assert tables(again.stdout) == tables(r.stdout)
     beside = _script("--from-csv", str(out), "--before", str(out), "--timeout", "60", tmp_path=tmp_path)
     assert beside.returncode == 0, beside.stderr

@@ -16,23 +16,23 @@ max_memory)`` triple in the units ``solve`` takes, and is deterministic in its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
-
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "Instance",
-    "paper",
-    "pisinger",
-    "captured",
-    "tiled",
+    "ALL_CLASSES",
     "CLASSES",
     "HARD_CLASSES",
-    "ALL_CLASSES",
     "HARD_PARAMETERS",
+    "Instance",
+    "captured",
+    "paper",
+    "pisinger",
+    "tiled",
 ]
 
 #: Pisinger's classes accepted by :func:`pisinger`.
@@ -276,7 +276,8 @@ def _graph(graph: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
     runtimes = np.asarray(graph["runtimes"], dtype=np.float64)
     if memory.ndim != 1 or memory.shape != runtimes.shape or len(memory) == 0:
         raise ValueError(
-            f"graph needs equally long, non-empty 'memory' and 'runtimes' lists, got {memory.shape} and {runtimes.shape}"
+            "graph needs equally long, non-empty 'memory' and 'runtimes' lists, "
+            f"got {memory.shape} and {runtimes.shape}"
         )
     return memory, runtimes, float(graph["max_memory"])
 

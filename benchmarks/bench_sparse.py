@@ -2,10 +2,13 @@
 
 Usage::
 
-    python benchmarks/bench_sparse.py                     # the full grid (long: hours on 2 cores)
-    python benchmarks/bench_sparse.py --quick             # a subset, about a minute
+    python benchmarks/bench_sparse.py                     # the full grid (timeout 60 s per run)
+    python benchmarks/bench_sparse.py --quick             # n=10^3, R=10^6, 1 seed: about a minute
     python benchmarks/bench_sparse.py --families strongly circle --n 1000 10000 --seeds 3 \\
         --timeout 10 --out results.csv
+    python benchmarks/bench_sparse.py --timeout 10 --skip 'spanner_*:100000' \\
+        --before docs/sparse-bench-baseline.csv           # beside the old kernel's times
+    python benchmarks/bench_sparse.py --from-csv results.csv --timeout 10   # print the tables again
 
 For every family (Pisinger's seven classic classes and his six hard ones,
 :data:`remat_knapsack.instances.ALL_CLASSES`), every n in ``--n``, every R in
@@ -62,20 +65,21 @@ OURS = ("auto", "sparse")
 ORTOOLS = "ortools_bb"
 INF = math.inf
 
-QUICK = dict(
-    families=list(instances.ALL_CLASSES), n=[1000], R=[10**6], seeds=1, timeout=2.0, min_time=0.05,
-    real_n=10**4, real_k=48, real_paper=0, real_timeout=5.0, paper_small=100, memory_W=0, memory_n=10**5,
-    memory_families=["paper", "uncorrelated", "strongly"],
-)  # fmt: skip
-FULL = dict(
-    families=list(instances.ALL_CLASSES), n=[10**3, 10**4, 10**5], R=[10**4, 10**6], seeds=3, timeout=60.0,
-    min_time=0.2, real_n=10**4, real_k=48, real_paper=250_000, real_timeout=30.0, paper_small=100, memory_W=1e12,
-    memory_n=10**5, memory_families=["paper", "uncorrelated", "strongly"],
-)  # fmt: skip
+QUICK = {
+    "families": list(instances.ALL_CLASSES), "n": [1000], "R": [10**6], "seeds": 1, "timeout": 2.0,
+    "min_time": 0.05, "real_n": 10**4, "real_k": 48, "real_paper": 0, "real_timeout": 5.0, "paper_small": 100,
+    "memory_W": 0, "memory_n": 10**5, "memory_families": ["paper", "uncorrelated", "strongly"],
+}  # fmt: skip
+FULL = {
+    "families": list(instances.ALL_CLASSES), "n": [10**3, 10**4, 10**5], "R": [10**4, 10**6], "seeds": 3,
+    "timeout": 60.0, "min_time": 0.2, "real_n": 10**4, "real_k": 48, "real_paper": 250_000, "real_timeout": 30.0,
+    "paper_small": 100, "memory_W": 1e12, "memory_n": 10**5, "memory_families": ["paper", "uncorrelated", "strongly"],
+}  # fmt: skip
 
 CSV_FIELDS = [
-    "section", "family", "target", "n", "R", "seed", "scale", "solver", "status", "seconds_median", "seconds_min", "seconds",
-    "calls", "value", "used", "capacity", "feasible", "peak_extra", "peak_rss_kernel", "wall", "message",
+    "section", "family", "target", "instance", "n", "R", "seed", "scale", "solver", "status",
+    "seconds_median", "seconds_min", "seconds", "calls", "value", "used", "capacity", "feasible",
+    "peak_extra", "peak_rss_kernel", "wall", "timeout", "message",
 ]  # fmt: skip
 
 
@@ -141,7 +145,7 @@ def run_grid(args, solvers: list[str], runner: Runner) -> list[dict[str, Any]]:
         key = (family, n, R, seed)
         if key not in cache:
             cache = {key: instances.pisinger(family, n, R=R, seed=seed).as_dict()}  # one instance at a time
-        row = {**meta, **runner.run(Job(s, cache[key], options={"scale": 1}))}
+        row = {**meta, "timeout": args.timeout, **runner.run(Job(s, cache[key], options={"scale": 1}))}
         _check_one(row, cache[key], scale=1)
         if row["status"] == "timeout":
             gave_up[(s, family, R)] = n
@@ -156,9 +160,10 @@ def run_real(args, runner: Runner) -> list[dict[str, Any]]:
     for (key, label, inst, scale, s), set_label in progress(jobs, quiet=args.quiet):
         set_label(f"{s} {inst['name']}")
         n = len(inst["memory"])
-        meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0,
-                "scale": "None" if scale is None else f"{scale:.6g}", "solver": s, "instance": inst["name"]}  # fmt: skip
-        row = {**meta, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
+        shown = "None" if scale is None else f"{scale:.6g}"
+        meta = {"section": "real", "family": label, "target": key, "n": n, "R": "", "seed": 0, "scale": shown,
+                "solver": s, "instance": inst["name"]}  # fmt: skip
+        row = {**meta, "timeout": timeout, **runner.run(Job(s, inst, options={"scale": scale, "timeout": timeout}))}
         _check_one(row, inst, scale)
         rows.append(row)
     return rows
@@ -220,31 +225,33 @@ def fmt(t: float | None) -> str:
 
 
 def cell(runs: list[dict[str, Any]], timeout: float) -> tuple[float | None, str]:
-    """(median seconds, text) over one cell's seeds; timeouts and skips count as infinite (median inf: "> T s").
+    """(median seconds, text) over one cell's seeds.
 
-    The median is None when no run finished or timed out (errors only, or no runs).
+    A timed-out seed counts as infinite, so a median of inf reads "> T s". Seeds not run after a
+    timeout (same n) count as infinite too, and the text says how many seeds ran. A cell whose
+    runs were all skipped (the solver timed out at a smaller n) is "not run", with median None,
+    as is a cell with errors only.
     """
     if not runs:
         return None, "-"
-    times, notes = [], set()
-    for r in runs:
-        st = r.get("status")
-        if st == "ok":
-            times.append(r["seconds_median"])
-        elif st in ("timeout", "skipped"):
-            times.append(INF)
-        else:
-            notes.add({"oom": "OOM"}.get(st, st))
+    timeout = runs[0].get("timeout", timeout)  # the run's own, where the CSV has it
+    status = [r.get("status") for r in runs]
+    if all(st == "skipped" for st in status):
+        return None, "not run*"
+    counted = [(r, st) for r, st in zip(runs, status) if st in ("ok", "timeout", "skipped")]
+    times = [r["seconds_median"] if st == "ok" else INF for r, st in counted]
+    notes = sorted({{"oom": "OOM"}.get(st, st) for st in status if st not in ("ok", "timeout", "skipped")})
     if not times:
-        return None, "/".join(sorted(notes))
+        return None, "/".join(notes)
     med = statistics.median(times)
-    n_out = sum(t == INF for t in times)
+    ran = sum(st != "skipped" for st in status)
+    n_out = status.count("timeout")
     if med == INF:
-        text = f"> {timeout:g} s"
+        text = f"> {timeout:g} s" + (f" ({ran} of {len(runs)} seeds run)" if ran < len(runs) else "")
     else:
         text = fmt(med) + (f" ({n_out}/{len(times)} > {timeout:g} s)" if n_out else "")
     if notes:
-        text += " " + "/".join(sorted(notes))
+        text += " " + "/".join(notes)
     return med, text
 
 
@@ -258,23 +265,31 @@ def ratio(t: float | None, ref: combo.ComboRef | None, timeout: float) -> str:
     return f"{t / ref.hi:,.1f}-{t / ref.lo:,.0f}x"
 
 
-def family_table(rows, solvers, timeout) -> str:
-    exact = exactness(rows)
+def _groups(rows, section: str) -> tuple[list[tuple], dict[tuple, dict[str, list]]]:
     groups: dict[tuple, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     order = []
     for r in rows:
-        if r["section"] != "families":
+        if r["section"] != section:
             continue
         key = (r["family"], r["n"], r["R"])
         if key not in groups:
             order.append(key)
         groups[key][r["solver"]].append(r)
-    head = ["family", "n", "R", "seeds", *[_col(s) for s in solvers], "combo (issue 9)", "auto/combo", "target",
-            "verdict (auto)", "exact"]  # fmt: skip
+    return order, groups
+
+
+def family_table(rows, solvers, timeout, before=None) -> str:
+    """The families table; ``before``: rows of an earlier run (``--before CSV``), shown as "auto (before)"."""
+    exact = exactness(rows)
+    order, groups = _groups(rows, "families")
+    _o, old = _groups(before or [], "families")
+    head = ["family", "n", "R", "seeds", *(["auto (before)"] if before else []), *[_col(s) for s in solvers],
+            "combo (issue 9)", "auto/combo", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for family, n, R in order:
         g = groups[(family, n, R)]
         cells = {s: cell(g.get(s, []), timeout) for s in solvers}
+        was = [cell(old[(family, n, R)].get("auto", []), timeout)[1]] if before else []
         ref = combo.reference(family, n, R)
         t_auto = cells.get("auto", (None, ""))[0]
         if ref is not None:
@@ -287,16 +302,18 @@ def family_table(rows, solvers, timeout) -> str:
         checks = {exact[("families", family, n, R, s)] for s in seeds}
         ok = "yes" if checks <= {"yes"} and "yes" in checks else "; ".join(sorted(checks - {"yes"})) or "-"
         lines.append("| " + " | ".join([
-            family, _pow10(n), _pow10(R), str(len(seeds)), *[cells[s][1] for s in solvers], ref_text,
+            family, _pow10(n), _pow10(R), str(len(seeds)), *was, *[cells[s][1] for s in solvers], ref_text,
             ratio(t_auto, ref, timeout), tgt, combo.verdict(t_auto, ref, n), ok,
         ]) + " |")  # fmt: skip
     return "\n".join(lines)
 
 
-def real_table(rows, timeout) -> str:
+def real_table(rows, timeout, before=None) -> str:
     exact = exactness(rows)
-    head = ["instance", "n", "scale", "auto", "sparse", "peak extra (auto / sparse)", "target", "verdict (auto)",
-            "exact"]  # fmt: skip
+    old = {r["instance"]: r for r in before or []
+           if r["section"] == "real" and r["solver"] == "auto" and "instance" in r}  # fmt: skip
+    head = ["instance", "n", "scale", *(["auto (before)"] if before else []), "auto", "sparse",
+            "peak extra (auto / sparse)", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     by: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for r in rows:
@@ -307,7 +324,7 @@ def real_table(rows, timeout) -> str:
         first = a or s
         ta, text_a = cell([a] if a else [], timeout)
         _ts, text_s = cell([s] if s else [], timeout)
-        t_target, m_target = combo.REAL_TARGETS[first["target"]]
+        t_target, m_target = combo.REAL_TARGETS[first.get("target") or first["family"]]
         peak = " / ".join(_mib(r) for r in (a, s))
         verdict = "-"
         if ta is not None:
@@ -316,8 +333,10 @@ def real_table(rows, timeout) -> str:
             verdict = "meets" if fast and fits and ta != INF else "trails"
         tgt = ", ".join(([f"<= {fmt(t_target)}"] if t_target else []) +
                         ([f"<= {m_target / 2**20:.0f} MiB"] if m_target else []))  # fmt: skip
-        lines.append(f"| {first['instance']} | {first['n']:,} | {first['scale']} | {text_a} | {text_s} | {peak} | "
-                     f"{tgt} | {verdict} | {exact[('real', label, first['n'], '', 0)]} |")
+        name = first.get("instance", label)
+        was = [cell([old[name]] if name in old else [], timeout)[1]] if before else []
+        lines.append("| " + " | ".join([name, f"{first['n']:,}", str(first["scale"]), *was, text_a, text_s, peak, tgt,
+                                        verdict, exact[("real", label, first["n"], "", 0)]]) + " |")
     return "\n".join(lines)
 
 
@@ -340,6 +359,29 @@ def _pow10(x: int) -> str:
     return f"10^{e}" if 10**e == x else f"{x:,}"
 
 
+def read_csv(path: str) -> list[dict[str, Any]]:
+    """The rows :func:`write_csv` wrote, with their types back."""
+    ints, floats = ("n", "seed", "calls", "peak_extra", "peak_rss_kernel"), (
+        "seconds_median", "seconds_min", "seconds", "value", "used", "capacity", "wall", "timeout")
+    out = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for row in csv.DictReader(f):
+            r: dict[str, Any] = {k: v for k, v in row.items() if v != ""}
+            r.setdefault("R", "")
+            for k in ints:
+                if k in r:
+                    r[k] = int(float(r[k]))
+            for k in floats:
+                if k in r:
+                    r[k] = float(r[k])
+            if r["R"] != "":
+                r["R"] = int(r["R"])
+            if "feasible" in r:
+                r["feasible"] = r["feasible"] == "True"
+            out.append(r)
+    return out
+
+
 def write_csv(rows, path: str) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS, extrasaction="ignore")
@@ -353,7 +395,8 @@ def write_csv(rows, path: str) -> None:
 
 def parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--quick", action="store_true", help="n=10^3, R=10^6, one seed, 2 s timeout; real-shape rows (5 s timeout) without paper(250000)")
+    p.add_argument("--quick", action="store_true",
+                   help="n=10^3, R=10^6, one seed, 2 s timeout; real-shape rows (5 s timeout) without paper(250000)")
     p.add_argument("--families", nargs="+", choices=instances.ALL_CLASSES, metavar="FAMILY",
                    help="families to run (default: all 13): " + ", ".join(instances.ALL_CLASSES))
     p.add_argument("--n", nargs="+", type=int, help="sizes (default 1000 10000 100000)")
@@ -378,6 +421,10 @@ def parse(argv=None):
     p.add_argument("--memory-cap-gb", type=float, default=8.0, help="RLIMIT_AS of each child (default 8)")
     p.add_argument("--out", metavar="CSV", help="write every run as a CSV row here")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument("--before", nargs="+", metavar="CSV",
+                   help="--out files of an earlier build: their auto times become an 'auto (before)' column")
+    p.add_argument("--from-csv", nargs="+", metavar="CSV",
+                   help="run nothing: print the tables of earlier --out files (give their --timeout too)")
     args = p.parse_args(argv)
     preset = QUICK if args.quick else FULL
     for key, value in preset.items():
@@ -393,17 +440,25 @@ def main(argv=None) -> int:
     started = time.perf_counter()
     cap = int(args.memory_cap_gb * 2**30) if args.memory_cap_gb > 0 else None
     rows: list[dict[str, Any]] = []
-    with Runner(scale=1, timeout=args.timeout, memory_cap=cap, min_time=args.min_time) as runner:
-        if not args.no_families:
-            rows += run_grid(args, solvers, runner)
-        if not args.no_real:
-            rows += run_real(args, runner)
+    before = [r for path in args.before or [] for r in read_csv(path)] or None
+    if args.from_csv:
+        for path in args.from_csv:
+            rows += read_csv(path)
+        solvers = [s for s in (*OURS, ORTOOLS) if any(r["solver"] == s for r in rows)]
+    else:
+        with Runner(scale=1, timeout=args.timeout, memory_cap=cap, min_time=args.min_time) as runner:
+            if not args.no_families:
+                rows += run_grid(args, solvers, runner)
+            if not args.no_real:
+                rows += run_real(args, runner)
     elapsed = time.perf_counter() - started
     cmd = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
     print(f"# bench_sparse: issue 9's families beside combo ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
     print(f"- command: `{cmd}`")
     print(f"- machine: {machine()}")
-    print(f"- {len(rows)} runs in {elapsed:.0f} s; timeout {args.timeout:g} s per run "
+    if args.from_csv:
+        print(f"- tables of {', '.join(args.from_csv)} ({len(rows)} runs), not run again")
+    print(f"- {len(rows)} runs{'' if args.from_csv else f' in {elapsed:.0f} s'}; timeout {args.timeout:g} s per run "
           f"({max(args.timeout, args.real_timeout):g} s for real-shape rows), each run in its own child process; "
           f"a cell is the median over seeds of each run's median call (calls repeated for {args.min_time:g} s)")
     if "ortools_bb" not in solvers:
@@ -412,13 +467,16 @@ def main(argv=None) -> int:
           "targets: 2x combo + 0.5 ms (n <= 10^4), 2x combo + 5 ms (n = 10^5), ranges checked at their top")
     if any(r["section"] == "families" for r in rows):
         print("\n## Pisinger's families, scale=1, capacity half the weight sum\n")
-        print(family_table(rows, solvers, args.timeout))
+        print(family_table(rows, solvers, args.timeout, before))
+        if any(r.get("status") == "skipped" for r in rows):
+            print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
     if any(r["section"] == "real" for r in rows):
-        print("\n## Real shape (scale=None), paper-like n=100 (scale 10^4), memory at W = 10^12\n")
-        print(real_table(rows, max(args.timeout, args.real_timeout)))
+        print("\n## Real shape (scale=None) and issue 9's other targets (paper-like n=100, memory at large W)\n")
+        print(real_table(rows, max(args.timeout, args.real_timeout), before))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
-    print(f"\nexactness: {'every finished run feasible and all solvers agree' if not bad else f'{len(bad)} instance(s) DISAGREE'}")
-    if args.out:
+    verdict = "every finished run feasible and all solvers agree" if not bad else f"{len(bad)} instance(s) DISAGREE"
+    print(f"\nexactness: {verdict}")
+    if args.out and not args.from_csv:
         write_csv(rows, args.out)
         print(f"wrote {args.out}")
     return 1 if bad else 0

@@ -96,7 +96,7 @@ def test_job_timeout_option_kills_the_run():
 def _script(*args, tmp_path):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
-    return subprocess.run([sys.executable, str(SCRIPT), *args, "--quiet"], capture_output=True, text=True,
+    return subprocess.run([sys.executable, str(SCRIPT), *args, "--quiet"], capture_output=True, text=True, check=False,
                           env=env, cwd=tmp_path, timeout=600)  # fmt: skip
 
 
@@ -126,6 +126,18 @@ def test_bench_sparse_tiny_grid(tmp_path):
     for seed in ("0", "1"):  # auto and sparse agree on every instance
         vals = {row["value"] for row in fam if row["seed"] == seed and row["family"] == "strongly"}
         assert len(vals) == 1
+    # the tables can be printed again from the CSV alone
+    again = _script("--from-csv", str(out), "--timeout", "60", tmp_path=tmp_path)
+    assert again.returncode == 0, again.stderr
+
+    def tables(text):
+        return [ln for ln in text.splitlines() if ln.startswith("|")]
+
+    assert tables(again.stdout) == tables(r.stdout)
+    beside = _script("--from-csv", str(out), "--before", str(out), "--timeout", "60", tmp_path=tmp_path)
+    assert beside.returncode == 0, beside.stderr
+    assert "| family | n | R | seeds | auto (before) | auto | sparse |" in beside.stdout
+    assert "| instance | n | scale | auto (before) | auto | sparse |" in beside.stdout
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")

@@ -16,23 +16,23 @@ max_memory)`` triple in the units ``solve`` takes, and is deterministic in its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
-
 import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 __all__ = [
-    "Instance",
-    "paper",
-    "pisinger",
-    "captured",
-    "tiled",
+    "ALL_CLASSES",
     "CLASSES",
     "HARD_CLASSES",
-    "ALL_CLASSES",
     "HARD_PARAMETERS",
+    "Instance",
+    "captured",
+    "paper",
+    "pisinger",
+    "tiled",
 ]
 
 #: Pisinger's classes accepted by :func:`pisinger`.
@@ -59,19 +59,20 @@ HARD_CLASSES: tuple[str, ...] = (
 #: Every class :func:`pisinger` accepts: the seven classic ones, then the hard ones.
 ALL_CLASSES: tuple[str, ...] = CLASSES + HARD_CLASSES
 
-#: The parameters of the hard classes, those of Pisinger (2005), Section 3:
-#: spanner(v, m), mstr(k1, k2, d) with k1 = 3R/10 and k2 = 2R/10, pceil(d), circle(d).
-HARD_PARAMETERS: dict[str, dict[str, Any]] = {
-    "spanner": {"v": 2, "m": 10},
-    "multiple_strongly": {"k1": "3R/10", "k2": "2R/10", "d": 6},
-    "profit_ceiling": {"d": 3},
-    "circle": {"d": "2/3"},
-}
 _SPANNER_V, _SPANNER_M = 2, 10
 _MSTR_D = 6
 _PCEIL_D = 3
 _CIRCLE_D = (2, 3)  # d = 2/3 as numerator, denominator: profits stay exact integers
 _CIRCLE_MAX_R = 10**8  # 4 * 4R^2 stays inside int64
+
+#: The parameters of the hard classes, those of Pisinger (2005), Section 3:
+#: spanner(v, m), mstr(k1, k2, d) with k1 = 3R/10 and k2 = 2R/10, pceil(d), circle(d).
+HARD_PARAMETERS: dict[str, dict[str, Any]] = {
+    "spanner": {"v": _SPANNER_V, "m": _SPANNER_M},
+    "multiple_strongly": {"k1": "3R/10", "k2": "2R/10", "d": _MSTR_D},
+    "profit_ceiling": {"d": _PCEIL_D},
+    "circle": {"d": f"{_CIRCLE_D[0]}/{_CIRCLE_D[1]}"},
+}
 
 
 @dataclass(frozen=True)
@@ -276,7 +277,8 @@ def _graph(graph: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
     runtimes = np.asarray(graph["runtimes"], dtype=np.float64)
     if memory.ndim != 1 or memory.shape != runtimes.shape or len(memory) == 0:
         raise ValueError(
-            f"graph needs equally long, non-empty 'memory' and 'runtimes' lists, got {memory.shape} and {runtimes.shape}"
+            "graph needs equally long, non-empty 'memory' and 'runtimes' lists, "
+            f"got {memory.shape} and {runtimes.shape}"
         )
     return memory, runtimes, float(graph["max_memory"])
 

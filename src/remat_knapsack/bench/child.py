@@ -26,6 +26,8 @@ import sys
 import time
 from typing import Any
 
+from .._memory import _proc_bytes  # the one /proc reader
+
 __all__ = ["main", "is_alloc_failure"]
 
 MAX_CALLS = 1000
@@ -38,14 +40,8 @@ def is_alloc_failure(exc: BaseException) -> bool:
 
 
 def _status_kb(field: str) -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
+    """Bytes of the ``field`` line of /proc/self/status (None where there is no /proc)."""
+    return _proc_bytes("/proc/self/status", field + ":")
 
 
 def _reset_peak() -> bool:

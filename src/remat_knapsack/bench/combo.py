@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..instances import CLASSES
 
-__all__ = ["ComboRef", "reference", "target", "limit", "verdict", "REAL_TARGETS", "SPANNER_1E5_NOTE"]
+__all__ = ["REAL_TARGETS", "SPANNER_1E5_NOTE", "ComboRef", "limit", "reference", "target", "verdict"]
 
 MS = 1e-3
 

@@ -221,9 +221,9 @@ def test_saved_bytes_match_saved_tensors_hooks(swept):
     model, x, report = swept
     for p in report.points:
         step = _compiled_step(model, x, p.budget)
-        storages = {}
+        storages: dict[int, int] = {}
 
-        def pack(t):
+        def pack(t, storages=storages):
             storages[t.untyped_storage()._cdata] = t.untyped_storage().nbytes()
             return t
 

@@ -104,7 +104,8 @@ def main() -> None:
     torch._dynamo.reset()
     print(f"torch {torch.__version__}; LLaMA {a.layers} layers, hidden {a.hidden}; budget {a.budget}; "
           f"best of {a.repeats}")
-    print("| graph | n | our knee | PyTorch knee | ours ms | dynamic_memory_budget_dp ms | its 101 dp solves ms | ratio |")
+    print("| graph | n | our knee | PyTorch knee | ours ms | dynamic_memory_budget_dp ms "
+          "| its 101 dp solves ms | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     for i, r in enumerate(timer.rows):
         print(f"| {i} | {r['n']} | {r['knee']:.4f} | {r['knee_torch']:.4f} | {r['ours'] * 1e3:.2f} "

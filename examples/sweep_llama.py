@@ -2,9 +2,9 @@
 
     pip install 'remat-knapsack[torch,models]'
     python examples/sweep_llama.py --backend aot_eager --budgets 0 0.1 0.3 0.5 0.8 1 --repeats 3 \
-        --max-peak 60MiB --out sweep-llama
+        --max-peak 100MiB --out sweep-llama
     # or through the CLI, with the defaults of make():
-    remat-knapsack sweep examples/sweep_llama.py:make --backend aot_eager --max-peak 60MiB
+    remat-knapsack sweep examples/sweep_llama.py:make --backend aot_eager --max-peak 100MiB
 
 The model is ``transformers.LlamaForCausalLM`` built from a ``LlamaConfig`` (random
 weights, nothing downloaded): 4 layers, hidden 256, 4 heads, MLP 688, vocabulary
@@ -65,7 +65,7 @@ def main() -> None:
     p.add_argument("--backend", default="aot_eager")
     p.add_argument("--solver", default="auto")
     p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--max-peak", type=parse_bytes, default=parse_bytes("60MiB"))
+    p.add_argument("--max-peak", type=parse_bytes, default=parse_bytes("100MiB"))
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--out", default="sweep-llama")
@@ -77,7 +77,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     report.to_csv(out / "sweep.csv")
     report.plot(out / "sweep.png", max_peak_bytes=a.max_peak)
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, " + ", ".join(f"{k} {v}" for k, v in report.meta.items()))
+    meta = ", ".join(f"{k} {v}" for k, v in report.meta.items())
+    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {meta}")
     print(report.table(a.max_peak))
     print("non-monotonic (lower budget peaked higher):", report.non_monotonic)
     pick = report.best(a.max_peak)

@@ -221,9 +221,9 @@ def test_saved_bytes_match_saved_tensors_hooks(swept):
     model, x, report = swept
     for p in report.points:
         step = _compiled_step(model, x, p.budget)
-        storages = {}
+        storages: dict[int, int] = {}
 
-        def pack(t):
+        def pack(t, storages=storages):
             storages[t.untyped_storage()._cdata] = t.untyped_storage().nbytes()
             return t
 
@@ -372,6 +372,15 @@ def test_cli_sweep(tmp_path, capsys):
     assert "has no function 'nothing'" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["sweep", f"{mod}:make", "--budgets", "2"])
+    # MODULE as an importable name
+    sys.path.insert(0, str(tmp_path))
+    try:
+        assert main(["sweep", "tinymodel:make", "--budgets", "1", "--backend", "aot_eager", "--repeats", "1",
+                     "--out", str(tmp_path / "o2"), "--quiet"]) == 0  # fmt: skip
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("tinymodel", None)
+    assert "wrote" in capsys.readouterr().out
 
 
 @needs_torch

@@ -21,10 +21,11 @@ torch = pytest.importorskip("torch")
 rk_torch = pytest.importorskip("remat_knapsack.torch")
 
 import torch._functorch.config as fconfig  # noqa: E402
+import torch._functorch.partitioners as partitioners  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 from torch._functorch._activation_checkpointing.knapsack import dp_knapsack as torch_dp  # noqa: E402
 
-from remat_knapsack import solve  # noqa: E402
+from remat_knapsack import frontier, solve  # noqa: E402
 from remat_knapsack.torch import (  # noqa: E402
     MIN_TORCH,
     KnapsackSolver,
@@ -35,8 +36,6 @@ from remat_knapsack.torch import (  # noqa: E402
     uninstall,
     use_solver,
 )
-from remat_knapsack import frontier  # noqa: E402
-import torch._functorch.partitioners as partitioners  # noqa: E402
 
 if getattr(rk_torch, "_HOOK", None) is None:
     pytest.skip(f"torch {torch.__version__} has no CustomKnapsackSolver hook", allow_module_level=True)

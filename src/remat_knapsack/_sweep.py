@@ -74,6 +74,14 @@ def sweep(
     progress : bool
         A tqdm bar over budgets (a line per budget on stderr without tqdm).
 
+    Each budget starts with ``torch._dynamo.reset()``, which also drops what
+    the process compiled before; the sweep ends with one too. Between steps the
+    gradients of an ``nn.Module``'s parameters (and of tensor ``args``) are set
+    to None; wrap a plain callable in a module to have its parameters' cleared.
+    The AOTAutograd cache is off during the sweep, so every budget partitions.
+    ``solve_seconds`` is the wall time of PyTorch's knapsack calls (with our
+    solvers it includes recording the graph's name and node sizes).
+
     Returns
     -------
     SweepReport

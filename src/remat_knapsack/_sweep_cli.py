@@ -49,7 +49,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``sweep`` on the CLI's subparsers."""
     s = sub.add_parser("sweep", help="compile a model at each activation_memory_budget; measure peak and step time")
     s.add_argument("target", metavar="MODULE:FUNCTION",
-                   help="FUNCTION() returns (model, args) or (model, args, loss); MODULE may be a .py path")  # fmt: skip
+                   help="FUNCTION() returns (model, args) or (model, args, loss); MODULE: a .py file too")  # fmt: skip
     s.add_argument("--budgets", nargs="+", type=_budget_arg, metavar="B", help="default: 0.0 0.1 ... 1.0")
     s.add_argument("--backend", default="inductor", help="torch.compile backend (default inductor)")
     s.add_argument("--repeats", type=_repeats_arg, default=5, metavar="N", help="timed steps per budget (default 5)")
@@ -57,7 +57,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="one of our solvers (default auto), or PyTorch's dp_knapsack, greedy_knapsack, "
                    "ilp_knapsack, dp_knapsack_sliding_hirschberg")  # fmt: skip
     s.add_argument("--max-peak", type=_size_arg, metavar="BYTES|MiB|GiB", help="print the fastest budget within it")
-    s.add_argument("--out", default="sweep-results", metavar="DIR", help="for sweep.csv, sweep.png (default sweep-results)")
+    s.add_argument("--out", default="sweep-results", metavar="DIR",
+                   help="for sweep.csv and sweep.png (default sweep-results)")  # fmt: skip
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_sweep)
     return s

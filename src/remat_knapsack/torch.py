@@ -30,6 +30,16 @@ e.g. 0.99, to have any effect). It also skips the knapsack when a more
 aggressive min-cut already fits the budget, and when there is no recomputable
 candidate. So a solver's :attr:`~KnapsackSolver.history` may stay empty.
 
+Measuring the budget
+--------------------
+The budget caps the knapsack's normalised saved size, not the memory a step
+uses. :func:`sweep` compiles the model at each budget and measures the peak of
+one training step, the bytes saved for backward and the step time; its
+:class:`SweepReport` picks the fastest budget within a real limit
+(:meth:`SweepReport.best`) and lists where the peak falls as the budget rises
+(:attr:`SweepReport.non_monotonic`). The report classes live in the torch-free
+:mod:`remat_knapsack.sweep_report`; the command is ``remat-knapsack sweep``.
+
 Undoing it
 ----------
 :func:`install` sets the solver and the wrapper for the whole process;

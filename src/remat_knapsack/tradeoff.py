@@ -8,8 +8,9 @@ PyTorch's ``KnapsackEvaluator`` does.
 
 Exactness. Breakpoints are exact weight sums compared exactly: the quantised
 integer weights, or with ``scale=None`` the float64 memory on its 2**e grid
-(see ``_grid``), in int64 when the grid sums fit (compiled ``_frontier``,
-GIL released, Ctrl-C honoured), in Python integers otherwise (slow). Values
+(see ``_grid``), in int64 when the grid sums fit below 2**62 (compiled
+``_frontier``, GIL released, Ctrl-C honoured), in Python integers otherwise
+(two orders of magnitude slower; memory 152 bytes per state). Values
 are float64 sums in index order: exact for integer runtimes whose positive
 sum is below 2**53; otherwise each is the float64 sum of its set's runtimes,
 within n ulps of the exact sum, and a set whose value differs from the best by
@@ -84,7 +85,9 @@ class Frontier:
     total_runtime : float
         Sum of the positive runtimes.
     stats : dict
-        ``peak_bytes``, ``states`` (peak state slots), ``seconds``, ``exact_ints``.
+        ``peak_bytes`` (the pass's state buffers and per-item arrays),
+        ``states`` (= ``len(f)``), ``seconds``, ``exact_ints`` (True when the
+        compiled int64 pass ran, False for the Python-integer one).
     """
 
     max_memory: float
@@ -285,8 +288,9 @@ def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -
         try:
             W, P, peak = _frontier.pareto(grid, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
         except _frontier.StateLimit:
+            more = _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * 2 * max_states  # the next doubling
             raise SolverMemoryError(
-                "frontier", limit + 1, limit, f"{n} items: the Pareto states outgrew the limit ({max_states} states)"
+                "frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots"
             ) from None
         return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, True
     max_states, limit = _limit_states(n, memory_limit, _PY_STATE_BYTES)
@@ -321,6 +325,7 @@ def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limi
                 nW.append(wx)
                 nP.append(px)
         if len(nW) > max_states:
-            raise SolverMemoryError("frontier", limit + 1, limit, f"{len(g)} items: the Pareto states outgrew the limit")
+            more = _ITEM_BYTES * len(g) + _PY_STATE_BYTES * len(nW)
+            raise SolverMemoryError("frontier", more, limit, f"{len(g)} items: the Pareto states outgrew {max_states}")
         W, P = nW, nP
     return W, P

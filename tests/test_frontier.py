@@ -236,16 +236,20 @@ def test_len_and_memory_limit():
         frontier(inst.memory, inst.runtimes, memory_limit=100)  # not even the items
 
 
-def test_python_integer_pass_matches_int64_pass():
-    # Weights 2**-80 apart from 1.0 need grid sums beyond int64.
-    mem = [1.0, 2.0**-80, 0.5, 3 * 2.0**-80]
-    rt = [4.0, 1.0, 2.0, 1.0]
+@pytest.mark.parametrize("k, kind", [(5, "int64"), (80, "int128"), (200, "python")])
+def test_the_three_passes_agree(k, kind):
+    # Weights 2**-k apart from 1.0: grid sums need 6, 81 and 201 bits.
+    tiny = 2.0**-k
+    mem = [1.0, tiny, 0.5, 3 * tiny, 0.25 + tiny]
+    rt = [4.0, 1.0, 2.0, 1.0, 3.0]
     f = frontier(mem, rt, scale=None)
-    assert not f.stats["exact_ints"]
-    g = frontier([1.0, 2.0**-5, 0.5, 3 * 2.0**-5], rt, scale=None)
-    assert g.stats["exact_ints"]
-    assert f.value == g.value
-    assert f.best(1.0) == 4.0 and f.best(math.nextafter(1.0, 2.0)) == 6.0
+    assert f.stats["pass"] == kind
+    # Same structure at every k (the tiny weights only break ties of the sums).
+    assert f.value == frontier([1.0, 2**-5, 0.5, 3 * 2**-5, 0.25 + 2**-5], rt, scale=None).value
+    for b in [0.0, tiny, 0.25, 0.25 + tiny, 0.75, 1.0, 1.0 + 2**-52, 1.5, 2.0] + f.memory:
+        assert f.best(b) == brute_force(mem, rt, b, exact=True)[0]
+    with pytest.raises(SolverMemoryError):
+        frontier(mem * 4, rt * 4, scale=None, memory_limit=1000)
 
 
 def test_ctrl_c_interrupts_a_long_frontier():

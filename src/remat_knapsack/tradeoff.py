@@ -8,9 +8,10 @@ PyTorch's ``KnapsackEvaluator`` does.
 
 Exactness. Breakpoints are exact weight sums compared exactly: the quantised
 integer weights, or with ``scale=None`` the float64 memory on its 2**e grid
-(see ``_grid``), in int64 when the grid sums fit below 2**62 (compiled
-``_frontier``, GIL released, Ctrl-C honoured), in Python integers otherwise
-(two orders of magnitude slower; memory 152 bytes per state). Values
+(see ``_grid``), in int64 when the grid sums fit below 2**62 and in 128-bit
+integers below 2**125 (compiled ``_frontier``, GIL released, Ctrl-C
+honoured), in Python integers beyond (weights spanning more than about 2**70:
+some 40 times slower, 152 bytes per state). Values
 are float64 sums in index order: exact for integer runtimes whose positive
 sum is below 2**53; otherwise each is the float64 sum of its set's runtimes,
 within n ulps of the exact sum, and a set whose value differs from the best by
@@ -86,8 +87,8 @@ class Frontier:
         Sum of the positive runtimes.
     stats : dict
         ``peak_bytes`` (the pass's state buffers and per-item arrays),
-        ``states`` (= ``len(f)``), ``seconds``, ``exact_ints`` (True when the
-        compiled int64 pass ran, False for the Python-integer one).
+        ``states`` (= ``len(f)``), ``seconds``, ``pass`` (``"int64"``,
+        ``"int128"``: the compiled pass; ``"python"``: Python integers).
     """
 
     max_memory: float
@@ -212,7 +213,7 @@ def frontier(
         cap = min(problem.capacity, total)
     fits = _flags(grid, cap)
     values = problem.runtimes[keep][fits]
-    W, P, peak, exact_ints = _pareto(_take(grid, fits), values, cap, memory_limit)
+    W, P, peak, kind = _pareto(_take(grid, fits), values, cap, memory_limit)
     if len(P) and P[0] <= 0:  # the empty set, when no item is free
         W, P = W[1:], P[1:]
     everything = cap >= total
@@ -225,7 +226,7 @@ def frontier(
         max_memory=float(budget),
         scale=problem.scale,
         total_runtime=math.fsum(problem.runtimes[keep].tolist()),
-        stats={"peak_bytes": peak, "states": len(P), "seconds": time.perf_counter() - start, "exact_ints": exact_ints},
+        stats={"peak_bytes": peak, "states": len(P), "seconds": time.perf_counter() - start, "pass": kind},
         _grid=W,
         _values=np.asarray(P, dtype=np.float64),
         _exponent=e,
@@ -279,8 +280,8 @@ def _limit_states(n: int, memory_limit: int | None, state_bytes: int) -> tuple[i
     return max(1, (limit - _ITEM_BYTES * n) // state_bytes), limit
 
 
-def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, bool]:
-    """Pareto states (grid weights, values, peak bytes, int64 kernel used)."""
+def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, str]:
+    """Pareto states (grid weights, values, peak bytes, which pass ran)."""
     n = len(values)
     if isinstance(grid, np.ndarray) and cap < _INT64_CAP:
         max_states, limit = _limit_states(n, memory_limit, int(_frontier.STATE_BYTES))
@@ -292,13 +293,34 @@ def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -
             raise SolverMemoryError(
                 "frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots"
             ) from None
-        return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, True
+        return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, "int64"
+    if cap < _INT128_CAP:
+        return _pareto128([int(g) for g in _as_list(grid)], values, int(cap), memory_limit)
     max_states, limit = _limit_states(n, memory_limit, _PY_STATE_BYTES)
     W, P = _pareto_python([int(g) for g in _as_list(grid)], values.tolist(), int(cap), max_states, limit)
-    return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), False
+    return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), "python"
 
 
 _INT64_CAP = 1 << 62
+_INT128_CAP = 1 << 125
+_MASK64 = (1 << 64) - 1
+
+
+def _pareto128(g: list[int], values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[list[int], np.ndarray, int, str]:
+    """The compiled pass on 128-bit weights (grid sums from 2**62 to 2**125)."""
+    n = len(g)
+    state_bytes = int(_frontier.STATE_BYTES_128)
+    max_states, limit = _limit_states(n, memory_limit, state_bytes)
+    max_states = min(max_states, cap + 1)
+    hi = np.array([x >> 64 for x in g], dtype=np.uint64)
+    lo = np.array([x & _MASK64 for x in g], dtype=np.uint64)
+    try:
+        Wh, Wl, P, peak = _frontier.pareto128(hi, lo, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
+    except _frontier.StateLimit:
+        more = _ITEM_BYTES * n + state_bytes * 2 * max_states
+        raise SolverMemoryError("frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots") from None
+    W = [(h << 64) | l for h, l in zip(Wh.tolist(), Wl.tolist())]
+    return W, P, _ITEM_BYTES * n + state_bytes * peak, "int128"
 
 
 def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limit: int) -> tuple[list[int], list[float]]:

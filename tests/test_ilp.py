@@ -1,7 +1,11 @@
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import brute_force
 
 from remat_knapsack import instances, solve
 from remat_knapsack._validate import active_items, validate
@@ -43,12 +47,6 @@ def test_real_weights_never_over_budget():
 
 
 # ---------------------------------------------------------------- issue 10, item 10
-
-from fractions import Fraction  # noqa: E402
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from oracles import brute_force  # noqa: E402
 
 
 def _fits(memory, saved, budget):

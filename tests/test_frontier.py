@@ -265,3 +265,12 @@ def test_ctrl_c_interrupts_a_long_frontier():
     # Raised from inside the pass, not after it ran to completion.
     assert info.traceback[-1].path.name == "_frontier.pyx"
     assert len(frontier([0.1], [1.0])) == 1  # the kernel is usable again
+
+
+def test_nothing_to_merge_meets_any_memory_limit():
+    # Like solve (item 11): no item to merge allocates nothing.
+    assert len(frontier([], [], memory_limit=0)) == 0
+    f = frontier([0.1, 0.2], [0.0, -1.0], memory_limit=0)
+    assert len(f) == 0 and f.best(1.0) == 0.0
+    # A tiny instance needs only a few state slots, not the 256 the pass starts with.
+    assert frontier([0.1], [1.0], memory_limit=200).value == [1.0]

@@ -55,6 +55,8 @@ __all__ = ["Frontier", "frontier"]
 
 #: Bytes per item: the selected items' weights and values, masks.
 _ITEM_BYTES = 40
+#: State slots the compiled pass starts with (``_frontier.FIRST_STATES``).
+_FIRST_STATES = 256
 #: Bytes per state of the Python-integer pass (two generations of lists of
 #: ints and floats), used only when grid sums do not fit in int64.
 _PY_STATE_BYTES = 2 * (8 + 8 + 36 + 24)
@@ -88,7 +90,8 @@ class Frontier:
     stats : dict
         ``peak_bytes`` (the pass's state buffers and per-item arrays),
         ``states`` (= ``len(f)``), ``seconds``, ``pass`` (``"int64"``,
-        ``"int128"``: the compiled pass; ``"python"``: Python integers).
+        ``"int128"``: the compiled pass; ``"python"``: Python integers;
+        ``"none"``: no item to merge).
     """
 
     max_memory: float
@@ -213,7 +216,10 @@ def frontier(
         cap = min(problem.capacity, total)
     fits = _flags(grid, cap)
     values = problem.runtimes[keep][fits]
-    W, P, peak, kind = _pareto(_take(grid, fits), values, cap, memory_limit)
+    if values.size:
+        W, P, peak, kind = _pareto(_take(grid, fits), values, cap, memory_limit)
+    else:  # nothing to merge: nothing allocated, any memory_limit is met
+        W, P, peak, kind = np.zeros(1, dtype=np.int64), np.zeros(1), 0, "none"
     if len(P) and P[0] <= 0:  # the empty set, when no item is free
         W, P = W[1:], P[1:]
     everything = cap >= total
@@ -270,22 +276,24 @@ def _exact_le(g: int, e: int, x: float) -> bool:
     return (g * den << e) <= num if e >= 0 else g * den <= (num << -e)
 
 
-def _limit_states(n: int, memory_limit: int | None, state_bytes: int) -> tuple[int, int]:
-    """(max state slots, limit in bytes); SolverMemoryError if not even the start fits."""
+def _limit_states(n: int, cap: int, memory_limit: int | None, state_bytes: int) -> tuple[int, int]:
+    """(max state slots, limit in bytes). The states are at most
+    min(cap + 1, 2**n); the pass starts with up to 256 slots and doubles.
+    SolverMemoryError if not even the start fits."""
     avail = available_bytes()
     limit = avail if memory_limit is None else min(int(memory_limit), avail)
-    base = _ITEM_BYTES * n + 256 * state_bytes
+    most = min(cap + 1, 1 << min(n, 62))
+    base = _ITEM_BYTES * n + min(_FIRST_STATES, most) * state_bytes
     if base > limit:
         raise SolverMemoryError("frontier", base, limit, f"{n} items")
-    return max(1, (limit - _ITEM_BYTES * n) // state_bytes), limit
+    return max(1, min(most, (limit - _ITEM_BYTES * n) // state_bytes)), limit
 
 
 def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, str]:
     """Pareto states (grid weights, values, peak bytes, which pass ran)."""
     n = len(values)
     if isinstance(grid, np.ndarray) and cap < _INT64_CAP:
-        max_states, limit = _limit_states(n, memory_limit, int(_frontier.STATE_BYTES))
-        max_states = min(max_states, cap + 1)  # never more states than weights 0..cap
+        max_states, limit = _limit_states(n, cap, memory_limit, int(_frontier.STATE_BYTES))
         try:
             W, P, peak = _frontier.pareto(grid, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
         except _frontier.StateLimit:
@@ -296,7 +304,7 @@ def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -
         return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, "int64"
     if cap < _INT128_CAP:
         return _pareto128([int(g) for g in _as_list(grid)], values, int(cap), memory_limit)
-    max_states, limit = _limit_states(n, memory_limit, _PY_STATE_BYTES)
+    max_states, limit = _limit_states(n, cap, memory_limit, _PY_STATE_BYTES)
     W, P = _pareto_python([int(g) for g in _as_list(grid)], values.tolist(), int(cap), max_states, limit)
     return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), "python"
 
@@ -310,8 +318,7 @@ def _pareto128(g: list[int], values: np.ndarray, cap: int, memory_limit: int | N
     """The compiled pass on 128-bit weights (grid sums from 2**62 to 2**125)."""
     n = len(g)
     state_bytes = int(_frontier.STATE_BYTES_128)
-    max_states, limit = _limit_states(n, memory_limit, state_bytes)
-    max_states = min(max_states, cap + 1)
+    max_states, limit = _limit_states(n, cap, memory_limit, state_bytes)
     hi = np.array([x >> 64 for x in g], dtype=np.uint64)
     lo = np.array([x & _MASK64 for x in g], dtype=np.uint64)
     try:

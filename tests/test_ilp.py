@@ -1,7 +1,11 @@
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import brute_force
 
 from remat_knapsack import instances, solve
 from remat_knapsack._validate import active_items, validate
@@ -44,11 +48,6 @@ def test_real_weights_never_over_budget():
 
 # ---------------------------------------------------------------- issue 10, item 10
 
-from fractions import Fraction  # noqa: E402
-
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
 
 def _fits(memory, saved, budget):
     return sum(map(Fraction, [memory[i] for i in saved])) <= Fraction(budget)
@@ -67,12 +66,12 @@ def test_tiny_real_weights_are_feasible_and_optimal():
     st.lists(st.sampled_from([1e-16, 2e-16, 0.1, 0.2, 0.3, 0.7, 3e-13, 1.0]), min_size=1, max_size=6),
     st.data(),
 )
-def test_real_weights_match_sparse(mem, data):
+def test_real_weights_are_optimal(mem, data):
     rt = data.draw(st.lists(st.integers(1, 5), min_size=len(mem), max_size=len(mem)))
     b = data.draw(st.sampled_from([mem[0], 0.3, 1e-16, math.fsum(mem) / 2]))
     s = solve(mem, rt, b, solver="ilp", scale=None)
     assert _fits(mem, s.saved, b)
-    assert s.value == solve(mem, rt, b, solver="sparse", scale=None).value
+    assert s.value == brute_force(mem, rt, b, exact=True)[0]
 
 
 def test_huge_scale_is_solved():

@@ -1,9 +1,11 @@
 import math
+import warnings
 
 import numpy as np
 import pytest
 
-from remat_knapsack import solve
+from remat_knapsack import SOLVERS, SolverMemoryError, frontier, solve
+from remat_knapsack.compat import dp_knapsack, greedy_knapsack
 from remat_knapsack._validate import active_items, validate
 
 
@@ -70,13 +72,7 @@ def test_accepts_numpy_and_tuples():
 
 # ---------------------------------------------------------------- issue 10
 
-import warnings  # noqa: E402
-
-from remat_knapsack import SOLVERS, SolverMemoryError, frontier  # noqa: E402
-from remat_knapsack.compat import dp_knapsack, greedy_knapsack  # noqa: E402
-
-EXACT = ["auto", "dp", "hirschberg", "sparse", "ilp"]
-ALL = [s for s in SOLVERS]
+ALL = list(SOLVERS)
 
 
 def _solvers(scale):

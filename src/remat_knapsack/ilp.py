@@ -20,6 +20,7 @@ method", Math. Prog. Comp. 10, 2018 (HiGHS).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ _ATTEMPTS = 32
 
 
 def milp_select(
-    weights: np.ndarray, values: np.ndarray, capacity: float, *, exact: bool = True, cuts: list[np.ndarray] = []
+    weights: np.ndarray, values: np.ndarray, capacity: float, *, exact: bool = True, cuts: Sequence[np.ndarray] = ()
 ) -> np.ndarray:
     """Boolean mask of an optimal selection; ``exact=False`` is PyTorch's call.
     Each of ``cuts`` (a set of positions) is excluded: at most len - 1 of it.

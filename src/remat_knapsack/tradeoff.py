@@ -8,19 +8,23 @@ PyTorch's ``KnapsackEvaluator`` does.
 
 Exactness. Breakpoints are exact weight sums compared exactly: the quantised
 integer weights, or with ``scale=None`` the float64 memory on its 2**e grid
-(see ``_grid``), in int64 when the grid sums fit (compiled ``_frontier``,
-GIL released, Ctrl-C honoured), in Python integers otherwise (slow). Values
+(see ``_grid``), in int64 when the grid sums fit below 2**62 and in 128-bit
+integers below 2**125 (compiled ``_frontier``, GIL released, Ctrl-C
+honoured), in Python integers beyond (weights spanning more than about 2**70:
+some 40 times slower, 152 bytes per state). Values
 are float64 sums in index order: exact for integer runtimes whose positive
 sum is below 2**53; otherwise each is the float64 sum of its set's runtimes,
 within n ulps of the exact sum, and a set whose value differs from the best by
 less than that rounding may be taken for it.
 
 Cost. Time O(n * S) and memory O(S + n), where S is the number of Pareto
-points of all prefixes, at most min(W + 1, 2**n) (W: the capacity in grid
-units): about a thousand for the paper's n = 100, but it grows with n and W
-(tens of millions at n = 3,000 on the paper's instances at scale 10,000),
-which is why the pass checks ``memory_limit`` as it grows (32 bytes per state)
-and raises :class:`SolverMemoryError` instead of exhausting memory.
+points (of the longest prefix), at most min(W + 1, 2**n) (W: the capacity in
+grid units). On the paper's instances at scale 10,000, S grows about as n**2
+(about 0.14 million points at n = 1,000, 1.2 million at n = 3,000), so the
+time grows about as n**3: the pass checks ``memory_limit`` as it grows (32
+bytes per state slot) and raises :class:`SolverMemoryError` instead of
+exhausting memory, and Ctrl-C stops it (checked every 2**20 merged states).
+``len(f)`` is S less the empty set.
 
 >>> from remat_knapsack import frontier
 >>> f = frontier([0.2, 0.3, 0.5], [2.0, 3.0, 4.0])
@@ -51,6 +55,8 @@ __all__ = ["Frontier", "frontier"]
 
 #: Bytes per item: the selected items' weights and values, masks.
 _ITEM_BYTES = 40
+#: State slots the compiled pass starts with (``_frontier.FIRST_STATES``).
+_FIRST_STATES = 256
 #: Bytes per state of the Python-integer pass (two generations of lists of
 #: ints and floats), used only when grid sums do not fit in int64.
 _PY_STATE_BYTES = 2 * (8 + 8 + 36 + 24)
@@ -82,7 +88,10 @@ class Frontier:
     total_runtime : float
         Sum of the positive runtimes.
     stats : dict
-        ``peak_bytes``, ``states`` (peak state slots), ``seconds``, ``exact_ints``.
+        ``peak_bytes`` (the pass's state buffers and per-item arrays),
+        ``states`` (= ``len(f)``), ``seconds``, ``pass`` (``"int64"``,
+        ``"int128"``: the compiled pass; ``"python"``: Python integers;
+        ``"none"``: no item to merge).
     """
 
     max_memory: float
@@ -207,7 +216,10 @@ def frontier(
         cap = min(problem.capacity, total)
     fits = _flags(grid, cap)
     values = problem.runtimes[keep][fits]
-    W, P, peak, exact_ints = _pareto(_take(grid, fits), values, cap, memory_limit)
+    if values.size:
+        W, P, peak, kind = _pareto(_take(grid, fits), values, cap, memory_limit)
+    else:  # nothing to merge: nothing allocated, any memory_limit is met
+        W, P, peak, kind = np.zeros(1, dtype=np.int64), np.zeros(1), 0, "none"
     if len(P) and P[0] <= 0:  # the empty set, when no item is free
         W, P = W[1:], P[1:]
     everything = cap >= total
@@ -220,7 +232,7 @@ def frontier(
         max_memory=float(budget),
         scale=problem.scale,
         total_runtime=math.fsum(problem.runtimes[keep].tolist()),
-        stats={"peak_bytes": peak, "states": len(P), "seconds": time.perf_counter() - start, "exact_ints": exact_ints},
+        stats={"peak_bytes": peak, "states": len(P), "seconds": time.perf_counter() - start, "pass": kind},
         _grid=W,
         _values=np.asarray(P, dtype=np.float64),
         _exponent=e,
@@ -264,35 +276,58 @@ def _exact_le(g: int, e: int, x: float) -> bool:
     return (g * den << e) <= num if e >= 0 else g * den <= (num << -e)
 
 
-def _limit_states(n: int, memory_limit: int | None, state_bytes: int) -> tuple[int, int]:
-    """(max state slots, limit in bytes); SolverMemoryError if not even the start fits."""
+def _limit_states(n: int, cap: int, memory_limit: int | None, state_bytes: int) -> tuple[int, int]:
+    """(max state slots, limit in bytes). The states are at most
+    min(cap + 1, 2**n); the pass starts with up to 256 slots and doubles.
+    SolverMemoryError if not even the start fits."""
     avail = available_bytes()
     limit = avail if memory_limit is None else min(int(memory_limit), avail)
-    base = _ITEM_BYTES * n + 256 * state_bytes
+    most = min(cap + 1, 1 << min(n, 62))
+    base = _ITEM_BYTES * n + min(_FIRST_STATES, most) * state_bytes
     if base > limit:
         raise SolverMemoryError("frontier", base, limit, f"{n} items")
-    return max(1, (limit - _ITEM_BYTES * n) // state_bytes), limit
+    return max(1, min(most, (limit - _ITEM_BYTES * n) // state_bytes)), limit
 
 
-def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, bool]:
-    """Pareto states (grid weights, values, peak bytes, int64 kernel used)."""
+def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, str]:
+    """Pareto states (grid weights, values, peak bytes, which pass ran)."""
     n = len(values)
     if isinstance(grid, np.ndarray) and cap < _INT64_CAP:
-        max_states, limit = _limit_states(n, memory_limit, int(_frontier.STATE_BYTES))
-        max_states = min(max_states, cap + 1)  # never more states than weights 0..cap
+        max_states, limit = _limit_states(n, cap, memory_limit, int(_frontier.STATE_BYTES))
         try:
             W, P, peak = _frontier.pareto(grid, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
         except _frontier.StateLimit:
+            more = _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * 2 * max_states  # the next doubling
             raise SolverMemoryError(
-                "frontier", limit + 1, limit, f"{n} items: the Pareto states outgrew the limit ({max_states} states)"
+                "frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots"
             ) from None
-        return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, True
-    max_states, limit = _limit_states(n, memory_limit, _PY_STATE_BYTES)
+        return W, P, _ITEM_BYTES * n + int(_frontier.STATE_BYTES) * peak, "int64"
+    if cap < _INT128_CAP:
+        return _pareto128([int(g) for g in _as_list(grid)], values, int(cap), memory_limit)
+    max_states, limit = _limit_states(n, cap, memory_limit, _PY_STATE_BYTES)
     W, P = _pareto_python([int(g) for g in _as_list(grid)], values.tolist(), int(cap), max_states, limit)
-    return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), False
+    return W, np.asarray(P, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), "python"
 
 
 _INT64_CAP = 1 << 62
+_INT128_CAP = 1 << 125
+_MASK64 = (1 << 64) - 1
+
+
+def _pareto128(g: list[int], values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[list[int], np.ndarray, int, str]:
+    """The compiled pass on 128-bit weights (grid sums from 2**62 to 2**125)."""
+    n = len(g)
+    state_bytes = int(_frontier.STATE_BYTES_128)
+    max_states, limit = _limit_states(n, cap, memory_limit, state_bytes)
+    hi = np.array([x >> 64 for x in g], dtype=np.uint64)
+    lo = np.array([x & _MASK64 for x in g], dtype=np.uint64)
+    try:
+        Wh, Wl, P, peak = _frontier.pareto128(hi, lo, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
+    except _frontier.StateLimit:
+        more = _ITEM_BYTES * n + state_bytes * 2 * max_states
+        raise SolverMemoryError("frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots") from None
+    W = [(h << 64) | l for h, l in zip(Wh.tolist(), Wl.tolist())]
+    return W, P, _ITEM_BYTES * n + state_bytes * peak, "int128"
 
 
 def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limit: int) -> tuple[list[int], list[float]]:
@@ -319,6 +354,7 @@ def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limi
                 nW.append(wx)
                 nP.append(px)
         if len(nW) > max_states:
-            raise SolverMemoryError("frontier", limit + 1, limit, f"{len(g)} items: the Pareto states outgrew the limit")
+            more = _ITEM_BYTES * len(g) + _PY_STATE_BYTES * len(nW)
+            raise SolverMemoryError("frontier", more, limit, f"{len(g)} items: the Pareto states outgrew {max_states}")
         W, P = nW, nP
     return W, P

@@ -83,7 +83,7 @@ def test_paper_instance_pruned_and_split_agree_with_dp():
     items = _items(*args, scale=100)
     want, _ = _chosen(items, dense.solve_dp)
     for variant in HIRSCHBERG_VARIANTS:
-        got, stats = _chosen(items, dense.solve_hirschberg, **variant)
+        got, _ = _chosen(items, dense.solve_hirschberg, **variant)
         assert got == want, variant
     assert solve(*args, solver="ilp", scale=100).value == pytest.approx(solve(*args, solver="dp", scale=100).value)
 

@@ -44,7 +44,7 @@ class _Sigint:
     (a numpy wrapper, a callback) rather than in a compiled loop, which polls
     with ``solve_dp``/``solve_hirschberg`` as the innermost Python frame."""
 
-    KERNEL_CALLERS = {"solve_dp", "solve_hirschberg"}
+    KERNEL_CALLERS = frozenset({"solve_dp", "solve_hirschberg"})
 
     def __init__(self):
         self.timers = []

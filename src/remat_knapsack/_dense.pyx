@@ -22,7 +22,6 @@ import threading
 
 import numpy as np
 
-from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
@@ -79,8 +78,8 @@ cdef rk_interrupt _interrupt():
     main thread polls: PyErr_CheckSignals does nothing on the others, and taking
     the GIL there would only slow concurrent solves down. A cell is up to 8
     bytes read and 8 written, and the first touch of a fresh page can cost
-    microseconds, so the kernels poll every CHECK_EVERY / 8 cells (1 ms of
-    work, 15 ms on fresh pages as measured here); a poll costs about 1 us."""
+    microseconds, so the kernels poll every CHECK_EVERY / 8 cells: at most
+    30-45 ms of CPU apart on fresh pages, as measured on a 2-core VM."""
     cdef rk_interrupt irq
     irq.check = NULL
     if threading.current_thread() is threading.main_thread():

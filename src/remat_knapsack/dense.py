@@ -51,7 +51,8 @@ having freed their scratch memory.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -61,7 +62,7 @@ from ._validate import Items
 from .errors import SolverMemoryError
 from .greedy import greedy_select
 
-__all__ = ["solve_dp", "solve_hirschberg", "dp_bytes", "hirschberg_bytes"]
+__all__ = ["dp_bytes", "hirschberg_bytes", "solve_dp", "solve_hirschberg"]
 
 #: Threads for the two halves of a split.
 THREADS = max(1, min(2, os.cpu_count() or 1))

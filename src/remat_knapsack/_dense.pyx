@@ -16,6 +16,11 @@ on an optimal path (``_bounds.intervals``). Cells outside it are not updated;
 they keep a value no larger than their true one (the row starts at zero where it
 is read), which cannot change any cell on an optimal path nor a decision along
 it: the cell an optimal value comes from is itself on an optimal path.
+
+Ctrl-C: every loop counts its cells and, every ``irq.every`` of them, polls
+Python's signal handlers (``_interrupt.pxd``) from the caller's thread only;
+a handler that raises stops every thread at its next chunk, the kernel frees
+its scratch and returns RK_INTERRUPTED, and the ``def`` raises the exception.
 """
 
 import threading

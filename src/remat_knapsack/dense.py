@@ -41,11 +41,12 @@ float32 rows, PyTorch's own precision, only when float64 ones do not fit but
 float32 ones do; ``Solution.stats["precision"]`` says which ("float64" or
 "float32"). Sums of integer runtimes are exact in float64 up to 2**53 and in
 float32 only up to 2**24. ``Solution.value`` is always re-summed in float64
-from the chosen items.
+from the chosen items. The passes are memory-bound, so float64 rows cost about
+twice the time and the row memory of float32 ones.
 
-Ctrl-C: the compiled loops poll Python's signal handlers every
-``_interrupt.CHECK_EVERY`` cells (a few ms) and raise ``KeyboardInterrupt``,
-having freed their scratch memory.
+Ctrl-C: on the main thread the compiled loops poll Python's signal handlers
+every ``_interrupt.CHECK_EVERY / 8`` cells and while they wait, and raise
+``KeyboardInterrupt`` having freed their scratch memory.
 """
 
 from __future__ import annotations

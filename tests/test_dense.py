@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from remat_knapsack import dense, instances, solve
 from remat_knapsack._validate import active_items, validate
+from remat_knapsack.errors import SolverMemoryError
 
 from oracles import brute_force, random_instance, small_instances
 
@@ -15,8 +16,8 @@ def _items(memory, runtimes, cap, scale=1):
     return active_items(validate(memory, runtimes, cap, scale))
 
 
-def _chosen(items, fn, **kw):
-    chosen, stats = fn(items, None, **kw)
+def _chosen(items, fn, memory_limit=None, **kw):
+    chosen, stats = fn(items, memory_limit, **kw)
     return items.index[chosen].tolist(), stats
 
 
@@ -82,20 +83,53 @@ def test_paper_instance_pruned_and_split_agree_with_dp():
     items = _items(*args, scale=100)
     want, _ = _chosen(items, dense.solve_dp)
     for variant in HIRSCHBERG_VARIANTS:
-        got, stats = _chosen(items, dense.solve_hirschberg, **variant)
+        got, _ = _chosen(items, dense.solve_hirschberg, **variant)
         assert got == want, variant
     assert solve(*args, solver="ilp", scale=100).value == pytest.approx(solve(*args, solver="dp", scale=100).value)
 
 
-def test_float32_rows_above_the_threshold(monkeypatch):
-    monkeypatch.setattr(dense, "F64_ROW_BYTES", 0)
+@pytest.mark.parametrize("solver", ["dp", "hirschberg"])
+def test_float64_rows_above_two_to_the_24(solver):
+    """W = 2e7 > 2**24 cells: float32 rows would round 1e7 + 0.5 and see a tie."""
+    s = solve([1000.0] * 3, [1e7, 1e7 + 0.5, 1e7 + 1.0], 2000.0, solver=solver)
+    assert s.saved == [1, 2]
+    assert s.stats["precision"] == "float64"
+
+
+@pytest.mark.parametrize(
+    ("fn", "bytes_of"), [(dense.solve_dp, dense.dp_bytes), (dense.solve_hirschberg, dense.hirschberg_bytes)]
+)
+def test_float32_rows_only_when_float64_ones_do_not_fit(fn, bytes_of):
     rng = np.random.default_rng(5)
     mem, rt, cap = random_instance(rng, 80, 1000, 50)
     items = _items(mem, rt, cap)
-    got, stats = _chosen(items, dense.solve_hirschberg, leaf_bytes=0)
     want, _ = _chosen(items, dense.solve_dp)
-    assert stats["dtype"] == "float32"
-    assert got == want  # integer sums below 2**24 are exact in float32
+    need32, need64 = bytes_of(items, np.float32), bytes_of(items, np.float64)
+    assert need32 < need64
+    chosen, stats = fn(items, need64)
+    assert stats["precision"] == "float64" and stats["peak_bytes"] == need64
+    chosen, stats = fn(items, need64 - 1)
+    assert stats["precision"] == "float32" and stats["peak_bytes"] == need32
+    assert items.index[chosen].tolist() == want  # integer sums below 2**24 are exact in float32
+    with pytest.raises(SolverMemoryError, match="float32"):
+        fn(items, need32 - 1)
+
+
+def test_float32_rows_split_and_tie_paths():
+    rng = np.random.default_rng(5)
+    mem, rt, cap = random_instance(rng, 80, 1000, 50)
+    items = _items(mem, rt, cap)
+    limit = dense.hirschberg_bytes(items, np.float64) - 1  # leaves room for a key row
+    got, stats = _chosen(items, dense.solve_hirschberg, memory_limit=limit, leaf_bytes=0)
+    want, _ = _chosen(items, dense.solve_dp)
+    assert stats["precision"] == "float32" and stats["frames"] > 1
+    assert got == want
+
+
+@pytest.mark.parametrize("solver", ["dp", "hirschberg"])
+def test_nothing_to_allocate_needs_no_memory(solver):
+    s = solve([0.0, 0.5], [1.0, 0.0], 0.5, solver=solver, memory_limit=0)
+    assert s.saved == [0] and s.stats["peak_bytes"] == 0
 
 
 def test_hundred_thousand_items_small_capacity():

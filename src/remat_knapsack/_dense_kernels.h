@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RK_CHUNK 8192
 
@@ -119,6 +120,35 @@ RK_DEFINE(float, f32)
 RK_DEFINE(double, f64)
 
 
+/* Result codes of rk_profile_*. */
+#define RK_OK 0
+#define RK_NO_MEMORY (-1)
+#define RK_INTERRUPTED (-2)
+
+/* Ctrl-C from inside a profile. check (or NULL) runs Python's signal handlers
+ * and returns nonzero when one raised; only the caller's own thread may call it
+ * (OpenMP thread 0 of a profile called with may_check), at most every `every`
+ * cells of its work and while it waits. Its first nonzero result sets stop,
+ * which every thread reads between chunks and while it waits, and the profile
+ * returns RK_INTERRUPTED. Profiles running side by side share one rk_interrupt. */
+typedef int (*rk_check_fn)(void);
+typedef struct {
+    rk_check_fn check;
+    int64_t every;
+    int stop;
+} rk_interrupt;
+
+static inline int rk_stopped(rk_interrupt *irq) {
+    return __atomic_load_n(&irq->stop, __ATOMIC_RELAXED);
+}
+/* Run the check now; returns whether the work must stop. */
+static inline int rk_poll(rk_interrupt *irq) {
+    if (irq->check != NULL && !rk_stopped(irq) && irq->check())
+        __atomic_store_n(&irq->stop, 1, __ATOMIC_RELAXED);
+    return rk_stopped(irq);
+}
+
+
 /* A whole profile: items 0..n-1 added one pass each (see _dense.pyx's
  * _profile for the semantics of extra, blo/bhi, bits/off/tail).
  *
@@ -127,35 +157,94 @@ RK_DEFINE(double, f64)
  * chunk only once every capacity it reads is final for item i - 1. done[i]
  * publishes "every capacity >= done[i] is final after item i"; it is the
  * larger of item i's own progress and done[i - 1], so it also covers cells
- * item i does not touch. Returns 0, or -1 if a scratch allocation failed. */
+ * item i does not touch. Returns RK_OK, RK_NO_MEMORY if a scratch allocation
+ * failed or RK_INTERRUPTED (dp is then partial). */
 #define RK_WAVEFRONT_CELLS 65536
 #define RK_DONE_NONE INT64_MAX
 #define RK_DONE_ALL INT64_MIN
+#define RK_WAVEFRONT_CHUNK 4096
 
 static inline int64_t rk_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void rk_store(int64_t *p, int64_t x) { __atomic_store_n(p, x, __ATOMIC_RELEASE); }
 static inline int64_t rk_max64(int64_t a, int64_t b) { return a > b ? a : b; }
-/* Spin a little, then give the core away: the other thread may be descheduled. */
-static inline void rk_relax(unsigned *spins) {
+/* Count cells of work done; when `every` have gone by, poll (or, without
+ * may_check, only look at stop). Returns whether the work must stop. */
+static inline int rk_tick(int64_t *work, int64_t cells, rk_interrupt *irq, int may_check) {
+    *work += cells;
+    if (*work < irq->every) return 0;
+    *work = 0;
+    return may_check ? rk_poll(irq) : rk_stopped(irq);
+}
+
+/* Zero n cells of `size` bytes from p, a stretch of at most `every` cells at
+ * a time (fresh pages are slow to touch), counting them as work. */
+static inline int rk_zero(void *p, int64_t n, size_t size, int64_t *work,
+                          rk_interrupt *irq, int may_check) {
+    char *q = (char *)p;
+    for (int64_t k; n > 0; n -= k, q += size * (size_t)k) {
+        k = n < irq->every ? n : irq->every;
+        memset(q, 0, size * (size_t)k);
+        if (rk_tick(work, k, irq, may_check)) return 1;
+    }
+    return 0;
+}
+
+/* Waiting threads poll by the clock: a sched_yield or a nap can take a whole
+ * time slice on a loaded machine. */
+#define RK_POLL_NS 5000000
+static inline int64_t rk_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+/* One round of waiting: spin a little, then give the core away (the other
+ * thread may be descheduled; with nap, sleep too). When polling is due (may_check
+ * and RK_POLL_NS since *last, which starts at 0), poll. Returns whether the
+ * work must stop. */
+static inline int rk_idle(unsigned *spins, int64_t *last, int nap, rk_interrupt *irq,
+                          int may_check) {
+    if (rk_stopped(irq)) return 1;
     if (++*spins < 2048) {
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
+        return 0;
+    }
+    if (nap) {
+        struct timespec t = {0, 20000};
+        nanosleep(&t, NULL);
     } else {
         sched_yield();
     }
+    if (may_check && irq->check != NULL) {
+        int64_t now = rk_now_ns();
+        if (*last == 0) *last = now;
+        if (now - *last >= RK_POLL_NS) {
+            *last = now;
+            return rk_poll(irq);
+        }
+    }
+    return 0;
+}
+/* Wait until *p <= need; returns nonzero if the work must stop instead. */
+static inline int rk_wait(const int64_t *p, int64_t need, rk_interrupt *irq, int may_check) {
+    unsigned spins = 0;
+    int64_t last = 0;
+    while (rk_load(p) > need)
+        if (rk_idle(&spins, &last, 0, irq, may_check)) return 1;
+    return 0;
 }
 
-#define RK_DEFINE_PROFILE(T, SUF)                                                  \
-static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,         \
-                            int64_t c, int64_t extra, const int64_t *blo,         \
-                            const int64_t *bhi, T *dp, uint64_t *bits,            \
-                            const int64_t *off, uint8_t *tail, int threads) {     \
-    int64_t *lo = (int64_t *)malloc(sizeof(int64_t) * (size_t)(4 * n + 1));       \
-    if (lo == NULL) return -1;                                                     \
-    int64_t *hi = lo + n, *start = hi + n, *done = start + n;                      \
-    T *run = (T *)malloc(sizeof(T) * (size_t)(n + 1));                             \
-    if (run == NULL) { free(lo); return -1; }                                      \
+/* Per-item ranges lo/hi (the capacities item i updates), start (its running
+ * weight P_i), run (running value totals), tail, done, and the cells pruned
+ * passes read, which must start at zero: [zero[0], zero[1]] (empty if
+ * zero[1] < zero[0]). Returns the number of cells the passes update. */
+#define RK_DEFINE_SETUP(T, SUF)                                                    \
+static int64_t rk_setup_##SUF(const int64_t *w, const double *v, int64_t n,       \
+                              int64_t c, int64_t extra, const int64_t *blo,       \
+                              const int64_t *bhi, uint8_t *tail,                  \
+                              int64_t *lo, int64_t *hi, int64_t *start,           \
+                              int64_t *done, T *run, int64_t *zero) {             \
     int64_t rem = 0, P = 0, zlo = INT64_MAX, zhi = -1, cells = 0;                  \
     for (int64_t i = 0; i < n; i++) rem += w[i];                                   \
     run[0] = 0;                                                                    \
@@ -181,46 +270,129 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
         P += w[i];                                                                 \
     }                                                                              \
     done[0] = RK_DONE_ALL;                                                         \
-    /* Pruned passes read cells no pass wrote: they must start at zero. */         \
-    if (blo != NULL && zhi >= zlo)                                                 \
-        memset(dp + zlo, 0, sizeof(T) * (size_t)(zhi - zlo + 1));                  \
+    zero[0] = zlo;                                                                 \
+    zero[1] = zhi;                                                                 \
+    return cells;                                                                  \
+}
+
+/* Item i's passes, by one thread of the wavefront; returns nonzero if the work
+ * must stop. *work counts this thread's cells since its last check. */
+#define RK_DEFINE_ITEM(T, SUF)                                                     \
+static int rk_item_##SUF(int64_t i, const int64_t *w, const double *v, T *dp,     \
+                         const int64_t *lo, const int64_t *hi,                    \
+                         const int64_t *start, int64_t *done, const T *run,       \
+                         uint64_t *bits, const int64_t *off, rk_interrupt *irq,   \
+                         int may_check, int64_t *work) {                          \
+    int64_t wi = w[i], l = lo[i], h = hi[i];                                       \
+    T vi = (T)v[i], Ti = run[i];                                                   \
+    int64_t *prev = done + i, *mine = done + i + 1;                                \
+    if (bits != NULL && h >= l  /* this item's bit row starts zeroed */            \
+        && rk_zero(bits + off[i], (h >> 6) - (l >> 6) + 1, 8, work, irq, may_check)) \
+        return 1;                                                                  \
+    /* Cells from P_i up hold the running total. */                                \
+    for (int64_t f = rk_max64(start[i], l), k; f <= h; f += k) {                   \
+        k = h - f + 1 < irq->every ? h - f + 1 : irq->every;                       \
+        for (int64_t j = f; j < f + k; j++) dp[j] = Ti;                            \
+        if (rk_tick(work, k, irq, may_check)) return 1;                            \
+    }                                                                              \
+    int64_t bot = l > wi ? l : wi;                                                 \
+    int64_t top = h + 1;                                                           \
+    while (top > bot) {                                                            \
+        int64_t s0 = rk_max64(bot, (top - RK_WAVEFRONT_CHUNK) & ~(int64_t)63);     \
+        if (rk_wait(prev, s0 - wi, irq, may_check)) return 1;                      \
+        if (bits == NULL)                                                          \
+            rk_pass_##SUF(dp, s0, top - 1, wi, vi);                                \
+        else                                                                       \
+            rk_pass_bits_##SUF(dp, s0, top - 1, wi, vi, bits + off[i], l >> 6);    \
+        rk_store(mine, rk_max64(s0, rk_load(prev)));                               \
+        if (rk_tick(work, top - s0, irq, may_check)) return 1;                     \
+        top = s0;                                                                  \
+    }                                                                              \
+    if (rk_wait(prev, RK_DONE_ALL, irq, may_check)) return 1;                      \
+    rk_store(mine, RK_DONE_ALL);                                                   \
+    return 0;                                                                      \
+}
+
+#define RK_DEFINE_PROFILE(T, SUF)                                                  \
+RK_DEFINE_SETUP(T, SUF)                                                            \
+RK_DEFINE_ITEM(T, SUF)                                                             \
+static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,         \
+                            int64_t c, int64_t extra, const int64_t *blo,         \
+                            const int64_t *bhi, T *dp, uint64_t *bits,            \
+                            const int64_t *off, uint8_t *tail, int threads,       \
+                            rk_interrupt *irq, int may_check) {                   \
+    int64_t *lo = (int64_t *)malloc(sizeof(int64_t) * (size_t)(4 * n + 1));       \
+    if (lo == NULL) return RK_NO_MEMORY;                                           \
+    int64_t *hi = lo + n, *start = hi + n, *done = start + n;                      \
+    T *run = (T *)malloc(sizeof(T) * (size_t)(n + 1));                             \
+    if (run == NULL) { free(lo); return RK_NO_MEMORY; }                            \
+    int64_t zero[2];                                                               \
+    int64_t cells = rk_setup_##SUF(w, v, n, c, extra, blo, bhi, tail,              \
+                                   lo, hi, start, done, run, zero);                \
+    int64_t zwork = 0;                                                             \
+    if (zero[1] >= zero[0])                                                        \
+        rk_zero(dp + zero[0], zero[1] - zero[0] + 1, sizeof(T), &zwork, irq,       \
+                may_check);                                                        \
+    int64_t P = n > 0 ? start[n - 1] + w[n - 1] : 0;                               \
     /* Two threads only pay when each pass is long enough to hide the hand-off. */ \
     int nt = threads > 1 && n > 1 && cells >= RK_WAVEFRONT_CELLS * n ? 2 : 1;      \
     _Pragma("omp parallel num_threads(nt)")                                        \
     {                                                                              \
         int t = 0, stride = 1;                                                     \
         RK_THREAD_NUM(t, stride);                                                  \
-        for (int64_t i = t; i < n; i += stride) {                                  \
-            int64_t wi = w[i], l = lo[i], h = hi[i];                               \
-            T vi = (T)v[i], Ti = run[i];                                           \
-            int64_t *prev = done + i, *mine = done + i + 1;                        \
-            for (int64_t b = rk_max64(start[i], l); b <= h; b++) dp[b] = Ti;       \
-            int64_t bot = l > wi ? l : wi;                                         \
-            int64_t chunk = 4096;                                                  \
-            int64_t top = h + 1;                                                   \
-            while (top > bot) {                                                    \
-                int64_t s0 = top - chunk;                                          \
-                s0 = rk_max64(bot, s0 & ~(int64_t)63);                             \
-                int64_t need = s0 - wi;                                            \
-                unsigned spins = 0;                                                \
-                while (rk_load(prev) > need) rk_relax(&spins);                     \
-                if (bits == NULL)                                                  \
-                    rk_pass_##SUF(dp, s0, top - 1, wi, vi);                        \
-                else                                                               \
-                    rk_pass_bits_##SUF(dp, s0, top - 1, wi, vi, bits + off[i],     \
-                                       l >> 6);                                    \
-                rk_store(mine, rk_max64(s0, rk_load(prev)));                       \
-                top = s0;                                                          \
-            }                                                                      \
-            unsigned spins = 0;                                                    \
-            while (rk_load(prev) != RK_DONE_ALL) rk_relax(&spins);                 \
-            rk_store(mine, RK_DONE_ALL);                                           \
-        }                                                                          \
+        int checks = may_check && t == 0;                                          \
+        int64_t work = t == 0 ? zwork : 0;                                         \
+        for (int64_t i = t; i < n && !rk_stopped(irq); i += stride)                \
+            if (rk_item_##SUF(i, w, v, dp, lo, hi, start, done, run, bits, off,    \
+                              irq, checks, &work))                                 \
+                break;                                                             \
     }                                                                              \
-    if (P <= c) dp[P] = run[n];                                                    \
+    int stopped = rk_stopped(irq);                                                 \
+    if (!stopped && P <= c) dp[P] = run[n];                                        \
     free(run);                                                                     \
     free(lo);                                                                      \
-    return 0;                                                                      \
+    return stopped ? RK_INTERRUPTED : RK_OK;                                       \
+}
+
+/* The two profiles of a Hirschberg split, side by side: one per thread when
+ * threads > 1. Each half's result code goes into its err. The caller's thread
+ * (OpenMP thread 0) polls for Ctrl-C during its own half and then while it
+ * waits for the other one, which never polls. */
+typedef struct {
+    const int64_t *w;
+    const double *v;
+    int64_t n, extra;
+    const int64_t *blo, *bhi;
+    void *dp;
+    int err;
+} rk_half;
+
+/* Wait for *running to reach 0, napping and polling. */
+static inline void rk_watch(const int *running, rk_interrupt *irq) {
+    unsigned spins = 0;
+    int64_t last = 0;
+    while (__atomic_load_n(running, __ATOMIC_ACQUIRE) > 0)
+        if (rk_idle(&spins, &last, 1, irq, 1)) return;
+}
+
+#define RK_DEFINE_PAIR(T, SUF)                                                     \
+static void rk_pair_##SUF(rk_half *half, int64_t c, int threads,                  \
+                          rk_interrupt *irq) {                                    \
+    int running = 2;                                                               \
+    int nt = threads > 1 ? 2 : 1;                                                  \
+    _Pragma("omp parallel num_threads(nt)")                                        \
+    {                                                                              \
+        int t = 0, stride = 1;                                                     \
+        RK_THREAD_NUM(t, stride);                                                  \
+        for (int h = t; h < 2; h += stride) {                                      \
+            rk_half *x = half + h;                                                 \
+            x->err = rk_profile_##SUF(x->w, x->v, x->n, c, x->extra, x->blo,       \
+                                      x->bhi, (T *)x->dp, NULL, NULL, NULL, 1,     \
+                                      irq, t == 0);                                \
+            __atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE);                     \
+        }                                                                          \
+        if (t == 0 && stride > 1) rk_watch(&running, irq);                         \
+    }                                                                              \
 }
 
 #ifdef _OPENMP
@@ -233,5 +405,7 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
 
 RK_DEFINE_PROFILE(float, f32)
 RK_DEFINE_PROFILE(double, f64)
+RK_DEFINE_PAIR(float, f32)
+RK_DEFINE_PAIR(double, f64)
 
 #endif

@@ -35,17 +35,24 @@ Hirschberg's algorithm for 0/1 knapsack solving in PyTorch", arXiv 2608.08740;
 G. B. Dantzig, "Discrete-variable extremum problems", Oper. Res. 5(2), 1957
 (the LP bound used for pruning).
 
-Precision: ``dp`` keeps float64 rows. ``hirschberg`` keeps float64 rows while
-two of them fit in ``F64_ROW_BYTES`` (W + 1 <= 2**24 cells, so every real
-torch.compile instance, whose W <= 10,000) and float32 rows, PyTorch's own
-precision, above that. Sums of integer runtimes are exact in float64 up to
-2**53 and in float32 up to 2**24. ``Solution.value`` is always re-summed in
-float64 from the chosen items.
+Precision: both keep float64 rows whenever they fit in the memory allowed
+(``memory_limit``, or what the machine has available), and fall back to
+float32 rows, PyTorch's own precision, only when float64 ones do not fit but
+float32 ones do; ``Solution.stats["precision"]`` says which ("float64" or
+"float32"). Sums of integer runtimes are exact in float64 up to 2**53 and in
+float32 only up to 2**24. ``Solution.value`` is always re-summed in float64
+from the chosen items. The passes are memory-bound, so float64 rows cost about
+twice the time and the row memory of float32 ones.
+
+Ctrl-C: on the main thread the compiled loops poll Python's signal handlers
+every ``_interrupt.CHECK_EVERY / 8`` cells and while they wait, and raise
+``KeyboardInterrupt`` having freed their scratch memory.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -53,12 +60,11 @@ import numpy as np
 from . import _dense
 from ._memory import check_memory
 from ._validate import Items
+from .errors import SolverMemoryError
 from .greedy import greedy_select
 
-__all__ = ["solve_dp", "solve_hirschberg", "dp_bytes", "hirschberg_bytes"]
+__all__ = ["dp_bytes", "hirschberg_bytes", "solve_dp", "solve_hirschberg"]
 
-#: Two float64 rows are kept up to this size; above it the rows are float32.
-F64_ROW_BYTES = 2 * 8 * (1 << 24)
 #: Threads for the two halves of a split.
 THREADS = max(1, min(2, os.cpu_count() or 1))
 
@@ -71,28 +77,50 @@ PRUNE_MIN_CAPACITY = 1 << 16
 _ITEM_BYTES = 64  # per-item arrays: weights, values, prefix sums, layout, selection
 
 
-def dp_bytes(items: Items) -> int:
-    """Bytes ``dp`` allocates: the bit table, one float64 row, per-item arrays."""
+def dp_bytes(items: Items, dtype: type = np.float64) -> int:
+    """Bytes ``dp`` allocates: the bit table, one row of ``dtype``, per-item arrays."""
+    n = items.weights.size
+    if n == 0:
+        return 0
     c = int(items.capacity)
-    bits = _dense.leaf_bits(items.weights, c) if items.weights.size else 0
-    return bits // 8 + 8 * (c + 1) + _ITEM_BYTES * items.weights.size
+    bits = _dense.leaf_bits(items.weights, c)
+    return bits // 8 + 8 + np.dtype(dtype).itemsize * (c + 1) + _ITEM_BYTES * n
 
 
-def _row_dtype(c: int) -> type:
-    return np.float64 if 2 * 8 * (c + 1) <= F64_ROW_BYTES else np.float32
-
-
-def hirschberg_bytes(items: Items) -> int:
-    """Bytes ``hirschberg`` allocates: two rows (leaves keep their bit table in
-    the second one, or in at most ``LEAF_FLOOR_BYTES`` of their own when rows
-    are smaller than that) and per-item arrays. A tie across a split adds one
-    uint64 key row; that is checked when it happens."""
+def hirschberg_bytes(items: Items, dtype: type = np.float64) -> int:
+    """Bytes ``hirschberg`` allocates with rows of ``dtype``: two rows (leaves
+    keep their bit table in the second one, or in at most ``LEAF_FLOOR_BYTES``
+    of their own when rows are smaller than that) and per-item arrays. A tie
+    across a split adds one uint64 key row; that is checked when it happens."""
+    n = items.weights.size
+    if n == 0:
+        return 0
     c = int(items.capacity)
-    row = _row_bytes(c)
+    row = _row_bytes(c, dtype)
     extra = 0
-    if row < LEAF_FLOOR_BYTES and items.weights.size:
+    if row < LEAF_FLOOR_BYTES:
         extra = min(LEAF_FLOOR_BYTES, _dense.leaf_bits(items.weights, c) // 8 + 16)
-    return 2 * row + extra + _ITEM_BYTES * items.weights.size
+    return 2 * row + extra + _ITEM_BYTES * n
+
+
+def _row_bytes(c: int, dtype: type) -> int:
+    """One row of c + 1 cells, rounded up to whole uint64 words plus one."""
+    return 8 * ((c + 1) * np.dtype(dtype).itemsize // 8 + 1)
+
+
+def _precision(solver: str, bytes_of: Callable[[type], int], memory_limit: int | None, detail: str) -> tuple[type, int]:
+    """float64 rows if they fit in the memory allowed, else float32 rows if
+    those fit (else :class:`SolverMemoryError`). Returns (dtype, bytes)."""
+    need = bytes_of(np.float64)
+    try:
+        check_memory(solver, need, memory_limit, detail)
+        return np.float64, need
+    except SolverMemoryError:
+        need32 = bytes_of(np.float32)
+        if need32 >= need:
+            raise
+    check_memory(solver, need32, memory_limit, f"{detail}, even with float32 rows")
+    return np.float32, need32
 
 
 def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
@@ -105,21 +133,16 @@ def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
     return lb, tol
 
 
-def _row_bytes(c: int) -> int:
-    """One row of c + 1 cells, rounded up to whole uint64 words plus one."""
-    return 8 * ((c + 1) * np.dtype(_row_dtype(c)).itemsize // 8 + 1)
-
-
 def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Full bit-table DP. Returns the chosen positions in ``items`` and stats."""
-    need = dp_bytes(items)
-    check_memory("dp", need, memory_limit, f"capacity {items.capacity}, {items.weights.size} items")
-    sel = np.zeros(items.weights.size, dtype=np.uint8)
     c = int(items.capacity)
+    detail = f"capacity {c}, {items.weights.size} items"
+    dtype, need = _precision("dp", lambda t: dp_bytes(items, t), memory_limit, detail)
+    sel = np.zeros(items.weights.size, dtype=np.uint8)
     if items.weights.size:
-        row = np.empty(c + 1, dtype=np.float64)
+        row = np.empty(c + 1, dtype=dtype)
         _dense.leaf(items.weights, items.values, c, row, sel, None, None, None, THREADS)
-    return np.flatnonzero(sel), {"peak_bytes": need, "dtype": "float64"}
+    return np.flatnonzero(sel), {"peak_bytes": need, "precision": np.dtype(dtype).name}
 
 
 def solve_hirschberg(
@@ -139,14 +162,13 @@ def solve_hirschberg(
     """
     c = int(items.capacity)
     n = items.weights.size
-    need = hirschberg_bytes(items)
-    check_memory("hirschberg", need, memory_limit, f"capacity {c}, {n} items")
+    detail = f"capacity {c}, {n} items"
+    dtype, need = _precision("hirschberg", lambda t: hirschberg_bytes(items, t), memory_limit, detail)
     sel = np.zeros(n, dtype=np.uint8)
-    dtype = _row_dtype(c)
-    stats: dict[str, Any] = {"dtype": np.dtype(dtype).name, "frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0}
+    stats: dict[str, Any] = {"precision": np.dtype(dtype).name, "frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0}
     peak = need
     if n:
-        row_bytes = _row_bytes(c)
+        row_bytes = _row_bytes(c, dtype)
         A: np.ndarray = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         B = np.empty_like(A)
         leaf_max = max(row_bytes, LEAF_FLOOR_BYTES) if leaf_bytes is None else leaf_bytes

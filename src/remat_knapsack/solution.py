@@ -26,7 +26,7 @@ class Solution:
     stats : dict
         At least ``peak_bytes`` (what the solver allocated for its tables) and
         ``seconds`` (wall time of the solve, validation excluded); solvers may add
-        more (``capacity``, ``dtype``, ``states`` ...).
+        more (``capacity``, ``precision``, ``states`` ...).
     """
 
     value: float

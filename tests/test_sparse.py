@@ -336,3 +336,50 @@ def test_near_line_items_take_count_path(cls):
     s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=3.7)
     assert s.stats["counts"]
     assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+# --- Values compared exactly (issue 10, item 6) ------------------------------
+
+
+def test_large_integer_runtimes_are_not_ties():
+    # FLOP counts near 2**52: 1000 FLOPs apart is a real difference, in any
+    # memory unit (it used to fall inside the 1e-12 relative tolerance).
+    r = [2.0**52, 2.0**52, 2.0**52 + 1000]
+    assert solve([1e-4] * 3, r, 2e-4, solver="sparse").saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse").saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse", scale=None).saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0).saved == [0, 2]
+
+
+def test_dyadic_runtimes_compare_exactly():
+    # Runtimes 2**-40 apart on values near 1: far below 1e-12 of the total.
+    eps = 2.0**-40
+    r = [1.0, 1.0, 1.0 + eps, 1.0 - eps]
+    for mem, cap in (([1e-4] * 4, 2e-4), ([3.0] * 4, 6.0)):
+        assert solve(mem, r, cap, solver="sparse").saved == [0, 2]
+        assert solve(mem, r, cap, solver="sparse", scale=None).saved == [0, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 9).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 9), min_size=n, max_size=n),
+            st.lists(st.integers(0, 3000), min_size=n, max_size=n),
+            st.integers(0, 40),
+            st.integers(0, 8),
+        )
+    )
+)
+def test_integer_runtimes_near_2_52_brute_force(case):
+    # Runtimes 2**52 + 8 d (their grid makes them exact): against an
+    # exact-integer oracle, quantised and scale=None, in two memory units.
+    w, d, cap, shift = case
+    r = [(1 << 52) + (x << 3) for x in d]
+    val, saved = brute_force(w, r, cap)
+    for unit in (1.0, 2.0**-shift):
+        mem = [a * unit for a in w]
+        s = solve(mem, [float(x) for x in r], cap * unit, solver="sparse", scale=1 / unit)
+        assert s.saved == saved
+        s = solve(mem, [float(x) for x in r], cap * unit, solver="sparse", scale=None)
+        assert s.saved == saved

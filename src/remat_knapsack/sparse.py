@@ -117,8 +117,7 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
   exactly too (R itself is a witness without it), while each item R keeps is
   one the relaxation cannot do without, so neither can the (tighter) exact
   problem, by induction from the highest index.
-  (Value comparisons are as everywhere in ``sparse``: exact for integer
-  runtimes, with the 1e-12 tolerance below otherwise.)
+  (Value comparisons are as everywhere in ``sparse``; see "Values" below.)
 * If R is over the exact budget (its weight is within about n * 2**(s + e0)
   of the budget: crafted boundary cases), ``_exact_canonical`` reruns
   dp_knapsack's recursion on Python integers: the Pareto frontier of every
@@ -134,9 +133,20 @@ float64 weights in core order and returned {0.1} for memory [0.1, 0.2, 0.3],
 budget 0.3, instead of {0.3}.
 That is the point of ``scale=None``: with quantisation a tensor smaller than
 half a quantum rounds to weight 0 and is saved for free, so a quantised plan
-can exceed the true budget. Integer runtimes (FLOP counts) below 2**53 are
-handled exactly, including ties; other runtimes are compared with a relative
-tolerance of 1e-12 of their total, so values that close count as ties.
+can exceed the true budget.
+
+Values. Runtimes are compared exactly, ties included, whenever they lie on a
+common power-of-two grid whose integer sum is below 2**53 (``_value_grid``):
+with G_i = v_i / 2**e0 (e0 the largest exponent shared by all runtimes) every
+subset sum is an integer below 2**53, exact in float64. This holds for
+integer runtimes (FLOP counts) whose total is below 2**53, for larger ones
+whose total divided by their common power-of-two factor is (2**52 + 8 d:
+total / 8 < 2**53), and for dyadic runtimes of a limited range (k / 2**m).
+Otherwise (say FLOP counts that are odd and total more than 2**53, or
+decimal runtimes such as 0.1 and 0.37 whose 53-bit mantissas on one grid
+need more than 53 bits) sums are float64 and values within ``VALUE_TOL``
+(1e-12) of the total compare as ties: the optimum found is within that of
+the true one and the tie rule applies among such near-ties.
 
 >>> from remat_knapsack import solve
 >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")
@@ -169,6 +179,9 @@ _ITEM_BYTES = 160
 _MIN_STATES = 256
 #: Largest total weight whose sums are exact in float64.
 _EXACT = float(1 << 53)
+#: Values not exact on their power-of-two grid (see ``_value_grid``) are
+#: compared with this tolerance relative to their total: closer values tie.
+VALUE_TOL = 1e-12
 
 
 def sparse_bytes(n: int, states: int = _MIN_STATES) -> int:
@@ -202,8 +215,8 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
         raise ValueError("sparse: the total weight of the items must stay below 2**53 to be exact")
     detail = f"{n} items"
     max_states = _max_states("sparse", n, memory_limit, detail)
-    integral = bool(n == 0 or (np.all(v == np.floor(v)) and float(v.sum()) < _EXACT))
-    tol = 0.0 if integral else 1e-12 * float(v.sum())
+    v, integral = _value_grid(v)
+    tol = 0.0 if integral else VALUE_TOL * float(v.sum())
     if quantised or n == 0:
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:
@@ -211,6 +224,26 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
     stats["integral"] = integral
     return chosen, stats
+
+
+def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Values as integers on their common power-of-two grid, when that is exact.
+
+    Every float64 is m * 2**e; with e0 the largest exponent shared by all
+    values (``_grid_exponent``), G_i = v_i / 2**e0 are integers, and scaling
+    by a power of two changes no comparison between subset sums. If
+    sum(G) < 2**53 every subset sum of the G_i is an integer below 2**53, so
+    the kernel's float64 sums and comparisons on them are exact: returns
+    (G, True). Otherwise returns (v, False) and the kernel compares values
+    with the tolerance ``VALUE_TOL`` of their total.
+    """
+    if v.size == 0:
+        return v, True
+    g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
+    total = math.fsum(g.tolist()) if np.all(np.isfinite(g)) else math.inf
+    if total < _EXACT:
+        return g, True
+    return v, False
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

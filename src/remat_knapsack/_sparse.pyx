@@ -866,7 +866,9 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     t0 = time.perf_counter()
     wa = np.asarray(w)
     va_ = np.asarray(v)
-    order = np.lexsort((np.arange(n), -(va_ / wa)))
+    # Efficiency order. Ties in any (deterministic) order: the order steers
+    # the search, never the canonical set. Quicksort: 5x a stable sort.
+    order = np.argsort(-(va_ / wa))
     ws_a = np.ascontiguousarray(wa[order])
     vs_a = np.ascontiguousarray(va_[order])
     xs_a = np.zeros(n, dtype=np.uint8)
@@ -1031,7 +1033,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
             if L_ + sl < z - tol:
                 return False
             d = vs_a - lam_ * ws_a - mu_
-            o = np.lexsort((np.arange(n), -d))
+            o = np.argsort(-d)
             wk = np.ascontiguousarray(ws_a[o])
             vk = np.ascontiguousarray(vs_a[o])
             xk_a = np.zeros(n, dtype=np.uint8)
@@ -1342,7 +1344,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
-    d_rank_a = np.argsort(-dk, kind="stable") if cm else eff_rank_a
+    d_rank_a = np.argsort(-dk) if cm else eff_rank_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     cdef uint8_t[::1] Sf = Sf_a

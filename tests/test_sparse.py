@@ -383,3 +383,46 @@ def test_integer_runtimes_near_2_52_brute_force(case):
         assert s.saved == saved
         s = solve(mem, [float(x) for x in r], cap * unit, solver="sparse", scale=None)
         assert s.saved == saved
+
+
+# --- Identical items (the shape of real graphs) ------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),  # one of three item kinds
+            st.lists(st.integers(1, 4), min_size=3, max_size=3),
+            st.lists(st.integers(1, 3), min_size=3, max_size=3),
+            st.integers(0, 30),
+        )
+    )
+)
+@pytest.mark.parametrize("unit", [1.0, 0.1])
+def test_identical_items_brute_force(unit, case):
+    # Few distinct (memory, runtime) pairs: the lowest-indexed copies are kept.
+    kinds, ws, vs, cap = case
+    w = [ws[k] * unit for k in kinds]
+    v = [float(vs[k]) for k in kinds]
+    val, saved = brute_force(w, v, cap * unit, exact=True)
+    s = solve(w, v, cap * unit, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (val, saved)
+    s = solve(w, v, cap * unit, solver="sparse", scale=1 / unit)
+    q = brute_force([ws[k] for k in kinds], v, cap)
+    assert (s.value, s.saved) == q
+
+
+@pytest.mark.parametrize("tiles", [3, 6])
+def test_tiled_graph_matches_dp(tiles):
+    # A graph's 71 candidates (4 kinds) tiled: against dp, quantised.
+    rng = np.random.default_rng(tiles)
+    kind = rng.integers(0, 4, 71)
+    mem = np.tile(np.array([3.0, 12.0, 9.0, 4.0])[kind], tiles)
+    rt = np.tile(np.array([123.0, 491.0, 367.0, 211.0])[kind], tiles)
+    cap = float(mem.sum() * 0.3 // 1)
+    ref = solve(mem, rt, cap, solver="dp", scale=1)
+    s = solve(mem, rt, cap, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+    s = solve(mem, rt, cap, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (ref.value, ref.saved)

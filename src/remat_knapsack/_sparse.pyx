@@ -1346,6 +1346,16 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
     d_rank_a = np.argsort(-dk) if cm else eff_rank_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
+    # Identical items (same weight and value): once one is needed, every
+    # identical one below it that the witness holds is needed too. (Were
+    # such an item k' not needed, a set below k' reaching its target, with
+    # k' and the items kept between k' and k, would reach k's target below
+    # k without k.) So a group of identical items costs one query, not one
+    # per copy; the copies kept are the lowest-indexed ones.
+    grp_a = np.unique(fw_a + 1j * fv_a, return_inverse=True)[1].astype(np.intp).ravel()
+    needed_a = np.zeros(grp_a.max() + 1 if nu else 1, dtype=np.uint8)
+    cdef const Py_ssize_t[::1] grp = grp_a
+    cdef uint8_t[::1] needed = needed_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     cdef uint8_t[::1] Sf = Sf_a
     sw_a = np.empty(nu)
@@ -1388,7 +1398,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
             if not Sf[k]:
                 continue
             sl = 1e-9 + 1e-13 * (fabs(tgt) + pre_v[k])
-            if pre_w[k] <= j:  # everything below fits: the best is all of it
+            if needed[grp[k]]:
+                pass  # an identical item above was needed: so is this one
+            elif pre_w[k] <= j:  # everything below fits: the best is all of it
                 if pre_v[k] >= tgt - tol:
                     for m in range(k):
                         Sf[m] = 1
@@ -1454,6 +1466,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
             j -= fw[k]
             tgt -= fv[k]
             kneed -= 1
+            needed[grp[k]] = 1
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = queries

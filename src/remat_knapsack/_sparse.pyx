@@ -1296,6 +1296,18 @@ cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
     return by_v_a, w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
 
+cdef _lowest_copies(x, grp):
+    """The same witness with each group of identical items' copies moved to
+    its lowest positions (same weight and value): the canonical set's."""
+    by = np.argsort(grp, kind="stable")  # groups, positions ascending within
+    g = grp[by]
+    start = np.searchsorted(g, g)  # first slot of each item's group
+    held = np.bincount(grp, weights=x, minlength=int(grp.max()) + 1 if grp.shape[0] else 1)
+    out = np.zeros_like(x)
+    out[by] = (np.arange(g.shape[0]) - start) < held[g]
+    return out
+
+
 cdef _prefix(x):
     """Prefix sums of ``x`` after a leading 0 (n + 1 of them)."""
     out = np.zeros(x.shape[0] + 1)
@@ -1356,7 +1368,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     needed_a = np.zeros(grp_a.max() + 1 if nu else 1, dtype=np.uint8)
     cdef const Py_ssize_t[::1] grp = grp_a
     cdef uint8_t[::1] needed = needed_a
-    Sf_a = np.ascontiguousarray(S_a[free_idx])
+    Sf_a = _lowest_copies(np.ascontiguousarray(S_a[free_idx]), grp_a)
     cdef uint8_t[::1] Sf = Sf_a
     sw_a = np.empty(nu)
     sv_a = np.empty(nu)

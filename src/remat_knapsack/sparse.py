@@ -7,7 +7,8 @@ on W, and it also runs on unquantised real weights (``scale=None``).
 
 Algorithm (compiled, ``_sparse.pyx``, GIL released):
 
-1. **OPT.** Items in efficiency order (runtime / memory, ties by index); the
+1. **OPT.** Items in efficiency order (runtime / memory; ties in any
+   deterministic order, which steers the search but never the answer); the
    break item ``b`` is the first that no longer fits. Starting from the break
    solution, an expanding core adds the next item after ``b`` and removes the
    next one before it, alternately, as in Pisinger's *minknap* (Pisinger 1997,
@@ -25,8 +26,8 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    runtimes the bounds are rounded down.
    When that bound is active, a heuristic run first looks for a set reaching
    it, keeping at most 512 states per step spread evenly over the weights;
-   if it finds one, that set is optimal with nothing to prove (inverse
-   strongly correlated items go from 250 ms to about 15 ms at n = 10,000).
+   if it finds one, that set is optimal with nothing to prove (what makes
+   inverse strongly correlated items cheap).
    Each state keeps the decisions of its last 64 core steps; when the optimum
    needs older ones, the known items are fixed and a *decide* run (goal: reach
    the now-known value) recovers the rest, Pisinger's own device. Memory is
@@ -53,7 +54,7 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    the K - k worst still to remove, or one swap when K = k)`` and dominance
    among states of equal count only. On almost strongly correlated items one
    count is optimal and its bound is within ~1 of OPT, so a run keeps a few
-   thousand states (18-41 s before, 7-13 ms now at n = 10,000). Runs accept
+   thousand states (docs/sparse.md has the measurements). Runs accept
    ties, so each count either attains OPT or is proved below it; the counts
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a
@@ -79,11 +80,19 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count
-   path's reduction avoids on almost strongly correlated items (24 free items
-   left of 10,000, instead of 1,305). With the cardinality multipliers, the
+   path's reduction avoids on almost strongly correlated items. With the
+   cardinality multipliers, the
    count bound of a decide run's root (kmax, or the fewest most valuable items
    reaching the target) comes from Fenwick trees over the free items below,
    in O(log n), so most runs that would stop at their root are never started.
+   Identical items (same weight and runtime, the shape of real graphs) cost
+   one decide run per group, not one per copy: once an item is needed, every
+   identical item below it that the witness holds is needed too, so the
+   lowest-indexed copies are kept.
+
+Ctrl-C: every compiled loop counts its work and runs the pending signal
+handlers every ``CHECK_EVERY`` units (``_interrupt.pxd``, a few ms); on
+KeyboardInterrupt it frees what it holds and the exception propagates.
 
 Why not a Hirschberg split on sparse profiles: the canonical rule is about
 index order while fast pruning needs efficiency order; a profile split in index
@@ -127,7 +136,7 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
 Why not double-double state weights or __int128 in the kernel: both would
 touch every weight operation of the kernel and its bounds, and the quantised
 path must not pay for them; the relaxation keeps the kernel as it is, costs
-O(n) vectorised work (about 1.5 ms at n = 10,000) and falls back only when the
+O(n) vectorised work and falls back only when the
 answer sits within rounding of the budget. Before this, ``scale=None`` summed
 float64 weights in core order and returned {0.1} for memory [0.1, 0.2, 0.3],
 budget 0.3, instead of {0.3}.

@@ -426,3 +426,27 @@ def test_tiled_graph_matches_dp(tiles):
     assert (s.value, s.saved) == (ref.value, ref.saved)
     s = solve(mem, rt, cap, solver="sparse", scale=None)
     assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(64, 160).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 3), min_size=n, max_size=n),
+            st.lists(st.integers(1, 9), min_size=4, max_size=4),
+            st.lists(st.integers(1, 9), min_size=4, max_size=4),
+            st.floats(0.05, 0.95),
+        )
+    )
+)
+def test_identical_items_against_dp(case):
+    # Enough free items for the grouping of identical items to run.
+    kinds, ws, vs, frac = case
+    w = [float(ws[k]) for k in kinds]
+    v = [float(vs[k]) for k in kinds]
+    cap = float(int(sum(w) * frac))
+    ref = solve(w, v, cap, solver="dp", scale=1)
+    s = solve(w, v, cap, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+    s = solve([x / 8 for x in w], v, cap / 8, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (ref.value, ref.saved)

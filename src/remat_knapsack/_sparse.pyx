@@ -1296,16 +1296,32 @@ cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
     return by_v_a, w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
 
-cdef _lowest_copies(x, grp):
+cdef Py_ssize_t GROUP_FROM = 64
+
+
+cdef _identical_groups(fw, fv):
+    """Group ids of the items: equal exactly when weight and value are."""
+    _, g = np.unique(fw, return_inverse=True)
+    g = g.astype(np.intp).ravel()
+    first = np.zeros(g.shape[0] and int(g.max()) + 1)
+    first[g] = fv
+    if np.array_equal(first[g], fv):  # the value follows the weight (the usual case)
+        return g
+    return np.unique(fw + 1j * fv, return_inverse=True)[1].astype(np.intp).ravel()
+
+
+cdef _lowest_copies(x_a, grp_a):
     """The same witness with each group of identical items' copies moved to
-    its lowest positions (same weight and value): the canonical set's."""
-    by = np.argsort(grp, kind="stable")  # groups, positions ascending within
-    g = grp[by]
-    start = np.searchsorted(g, g)  # first slot of each item's group
-    held = np.bincount(grp, weights=x, minlength=int(grp.max()) + 1 if grp.shape[0] else 1)
-    out = np.zeros_like(x)
-    out[by] = (np.arange(g.shape[0]) - start) < held[g]
-    return out
+    its lowest positions (same weight and value): the canonical set's. O(n)."""
+    cdef Py_ssize_t q, n = x_a.shape[0]
+    held_a = np.bincount(grp_a, weights=x_a).astype(np.intp) if n else np.zeros(1, dtype=np.intp)
+    cdef Py_ssize_t[::1] held = held_a
+    cdef const Py_ssize_t[::1] grp = grp_a
+    cdef uint8_t[::1] x = x_a
+    for q in range(n):  # ascending positions: each group's first copies keep the witness's count
+        x[q] = held[grp[q]] > 0
+        held[grp[q]] -= x[q]
+    return x_a
 
 
 cdef _prefix(x):
@@ -1364,11 +1380,14 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # k' and the items kept between k' and k, would reach k's target below
     # k without k.) So a group of identical items costs one query, not one
     # per copy; the copies kept are the lowest-indexed ones.
-    grp_a = np.unique(fw_a + 1j * fv_a, return_inverse=True)[1].astype(np.intp).ravel()
-    needed_a = np.zeros(grp_a.max() + 1 if nu else 1, dtype=np.uint8)
+    # (not worth its set-up below GROUP_FROM free items: each is its own group)
+    grp_a = _identical_groups(fw_a, fv_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    needed_a = np.zeros(nu + 1, dtype=np.uint8)
     cdef const Py_ssize_t[::1] grp = grp_a
     cdef uint8_t[::1] needed = needed_a
-    Sf_a = _lowest_copies(np.ascontiguousarray(S_a[free_idx]), grp_a)
+    Sf_a = np.ascontiguousarray(S_a[free_idx])
+    if nu >= GROUP_FROM:
+        _lowest_copies(Sf_a, grp_a)
     cdef uint8_t[::1] Sf = Sf_a
     sw_a = np.empty(nu)
     sv_a = np.empty(nu)

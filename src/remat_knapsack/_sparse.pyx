@@ -67,6 +67,18 @@ cdef enum:
     VBITS = 64        # = 64 * VW core steps remembered per state
     KWIN = 64         # count mode: per-count dominance for counts within kfix +- KWIN
 
+# Rounding allowances. Every bound is computed in float64 and compared with
+# a value that must be reached: a state is pruned (an item fixed) only when
+# the bound plus its allowance is still below, so an allowance larger than
+# the rounding error only costs pruning, never exactness.
+cdef double ABS_SLACK = 1e-9    # absolute part of every allowance
+cdef double REL_SUM = 1e-15     # per unit of magnitude, a bound of two terms (``_slack``)
+cdef double REL_LP = 1e-13      # weight-only Lagrangian bounds (sums over items)
+cdef double REL_CARD = 1e-11    # bounds with cardinality multipliers (more terms, larger)
+cdef double REL_SEARCH = 1e-12  # multiplier search and count look-ups (``_count_bound``, ``_kcount``)
+cdef double LINE_TOL = 1e-9     # items within this (relative) of the fitted line lie on it
+
+
 cdef struct Card:
     # A second bound, Lagrangian in weight (lam) and item count (mu):
     #   v(X) <= P + lam (c - W) + mu (k - |state|) + sum of positive reduced
@@ -168,7 +180,7 @@ cdef inline bint _tick(Pool* pool, Py_ssize_t work) noexcept nogil:
 
 cdef inline double _slack(double a, double b) noexcept nogil:
     """Rounding allowance of a bound a + b computed in float64."""
-    return 1e-9 + 1e-15 * (fabs(a) + fabs(b))
+    return ABS_SLACK + REL_SUM * (fabs(a) + fabs(b))
 
 
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -214,11 +226,11 @@ cdef double _kcount(const Card* card, double goal) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = card.ntop, mid
     if card.mu >= 0:
         return card.kmax
-    if card.topv[hi] * (1 + 1e-12) + 1e-9 < goal:
+    if card.topv[hi] * (1 + REL_SEARCH) + ABS_SLACK < goal:
         return <double>(hi + 1)  # unreachable: any k > n makes the bound prune
     while lo < hi:
         mid = (lo + hi) // 2
-        if card.topv[mid] * (1 + 1e-12) + 1e-9 >= goal:
+        if card.topv[mid] * (1 + REL_SEARCH) + ABS_SLACK >= goal:
             hi = mid
         else:
             lo = mid + 1
@@ -349,7 +361,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
                 if not (lo < x < hi):
                     break
             gx = x * c + vin - x * win + _topk(w, v, a, cand, m, kk, x, &th, &wt)
-            if gx <= tan + 1e-12 * fabs(gx):
+            if gx <= tan + REL_SEARCH * fabs(gx):
                 hi = x  # the tangents meet on g: x minimises it
                 break
             if c - win - wt < 0:
@@ -363,7 +375,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
                 shi = c - win - wt
                 thhi = th
             # theta(lam) is non-increasing: keep only the items that can cross it.
-            eps = 1e-12 * (fabs(thlo) + fabs(thhi) + 1)
+            eps = REL_SEARCH * (fabs(thlo) + fabs(thhi) + 1)
             j = 0
             for q in range(m):
                 dmin = v[cand[q]] - hi * w[cand[q]]
@@ -428,7 +440,7 @@ cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, dou
     if decide and wsum <= c and psum >= goal - tol:
         free(D)
         return FOUND
-    slack[0] = 1e-9 + 1e-11 * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
+    slack[0] = ABS_SLACK + REL_CARD * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
     Dout[0] = D
     return GO_ON
 
@@ -543,7 +555,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             for i in range(n):
                 dj = v[i] - lam * w[i] - mu
                 B[i + 1] = B[i] + (-dj if dj < 0 else 0)
-            sl2 = 1e-9 + 1e-11 * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
+            sl2 = ABS_SLACK + REL_CARD * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
             kk = _kcount(card, thr)
             ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
             if ubc + sl2 < thr:
@@ -918,8 +930,8 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         lam = vs[b] / ws[b]
         thr = z - tol
         Sb = S_a.astype(bool)
-        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, 1e-13, thr)
-        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), 1e-11, thr)
+        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, REL_LP, thr)
+        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), REL_CARD, thr)
         fix1 = (in1 | in2) & Sb
         fix0 = (out1 | out2) & ~Sb
         if cards:
@@ -927,7 +939,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             # of) all of them if every count's bound says so.
             all1 = all0 = True
             for k, lamk, muk in cards:
-                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, 1e-11, thr)
+                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, REL_CARD, thr)
                 all1 = all1 & ink
                 all0 = all0 & outk
             fix1 |= all1 & Sb
@@ -962,7 +974,7 @@ cdef tuple _decided(wa, va_, double c, double lam, double mu, double k, double r
     with a rounding allowance of ``rel`` times the magnitudes."""
     d = va_ - lam * wa - mu
     L = lam * c + mu * k + float(np.maximum(d, 0).sum())
-    sl = 1e-9 + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    sl = ABS_SLACK + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
     return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
 
 
@@ -1004,7 +1016,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
                 room -= ws[q]
         z = float(vs_a[x0.astype(bool)].sum())
         xs_a[:] = x0
-        sl = 1e-9 + 1e-11 * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
+        sl = ABS_SLACK + REL_CARD * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
         found = {}   # k -> (best value of a k-set >= the cut, lam, mu)
         bounds = {}
 
@@ -1115,10 +1127,10 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
-            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + 1e-9)
+            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + ABS_SLACK)
             for it in range(50):  # fixpoint of T -> U_card(T): kmin grows with T
                 prevU = U
-                T = floor(base + card.mu * _kcount(card, U) + 1e-9 + 1e-11 * abs(base))
+                T = floor(base + card.mu * _kcount(card, U) + ABS_SLACK + REL_CARD * abs(base))
                 if T < U:
                     U = T
                 if U == prevU:
@@ -1171,7 +1183,7 @@ cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
     if not (lam > 0):
         return False
     mu0 = float(yv.mean() - lam * xw.mean())
-    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= 1e-9 * float(np.abs(yv).max())
+    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= LINE_TOL * float(np.abs(yv).max())
     dd = vs - lam * ws
     if mu0 >= 0:
         k = int(card.kmax)
@@ -1428,7 +1440,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                 _fen_add(&fen_cv[0], &fen_sv[0], nu, v_pos[k], -1.0, -fv[k])
             if not Sf[k]:
                 continue
-            sl = 1e-9 + 1e-13 * (fabs(tgt) + pre_v[k])
+            sl = ABS_SLACK + REL_LP * (fabs(tgt) + pre_v[k])
             if needed[grp[k]]:
                 pass  # an identical item above was needed: so is this one
             elif pre_w[k] <= j:  # everything below fits: the best is all of it
@@ -1455,12 +1467,12 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     if qcard.mu >= 0:
                         kk = kmax
                     else:
-                        goal = (tgt - tol - 1e-9) / (1 + 1e-12)
+                        goal = (tgt - tol - ABS_SLACK) / (1 + REL_SEARCH)
                         kk = _fen_prefix(&fen_cv[0], &fen_sv[0], nu, top, goal, True) + 1
                         if pre_v[k] < goal:  # not even all of them
                             kk = INFINITY
                     lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
-                    if lag + 1e-9 + 1e-11 * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
+                    if lag + ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
                         ub = -INFINITY
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.

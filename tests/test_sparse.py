@@ -450,3 +450,14 @@ def test_identical_items_against_dp(case):
     assert (s.value, s.saved) == (ref.value, ref.saved)
     s = solve([x / 8 for x in w], v, cap / 8, solver="sparse", scale=None)
     assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+def test_value_grid_overflow_is_silent():
+    # Runtimes 600 orders of magnitude apart have no float64 grid: no numpy
+    # overflow warning, and the tolerance path still picks the larger one.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert solve([1.0, 1.0], [1e300, 1e-300], 1.0, solver="sparse").saved == [0]
+        assert solve([1.0, 1.0], [1e-300, 1e300], 1.0, solver="sparse", scale=None).saved == [1]

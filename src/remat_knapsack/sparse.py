@@ -248,7 +248,8 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
     """
     if v.size == 0:
         return v, True
-    g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
+    with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
+        g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
     total = math.fsum(g.tolist()) if np.all(np.isfinite(g)) else math.inf
     if total < _EXACT:
         return g, True

@@ -461,3 +461,33 @@ def test_value_grid_overflow_is_silent():
         warnings.simplefilter("error")
         assert solve([1.0, 1.0], [1e300, 1e-300], 1.0, solver="sparse").saved == [0]
         assert solve([1.0, 1.0], [1e-300, 1e300], 1.0, solver="sparse", scale=None).saved == [1]
+
+
+def test_odd_integer_runtimes_beyond_2_53_small_n():
+    # Off any 53-bit grid: the tolerance is the rounding bound n 2**-52 of the
+    # total (about 9 here), not 1e-12 of it (13,500), so 1000 is no tie.
+    r = [2.0**52 + 1, 2.0**52 + 1001, 2.0**52 + 2001]
+    assert solve([1e-4] * 3, r, 2e-4, solver="sparse").saved == [1, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse").saved == [1, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse", scale=None).saved == [1, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 9).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 9), min_size=n, max_size=n),
+            st.lists(st.integers(0, 100_000), min_size=n, max_size=n),
+            st.integers(0, 40),
+        )
+    )
+)
+def test_odd_integer_runtimes_beyond_2_53_brute_force(case):
+    # Odd FLOP counts near 2**52 whose total passes 2**53: the value found is
+    # within the rounding tolerance n 2**-52 of the total of the optimum.
+    w, d, cap = case
+    r = [(1 << 52) + 2 * x + 1 for x in d]
+    val, _ = brute_force(w, r, cap)  # exact integers
+    s = solve([float(a) for a in w], [float(x) for x in r], float(cap), solver="sparse", scale=1)
+    assert sum(w[i] for i in s.saved) <= cap
+    assert val - sum(r[i] for i in s.saved) <= len(w) * 2.0**-52 * sum(r)

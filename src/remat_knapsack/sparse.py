@@ -153,9 +153,11 @@ whose total divided by their common power-of-two factor is (2**52 + 8 d:
 total / 8 < 2**53), and for dyadic runtimes of a limited range (k / 2**m).
 Otherwise (say FLOP counts that are odd and total more than 2**53, or
 decimal runtimes such as 0.1 and 0.37 whose 53-bit mantissas on one grid
-need more than 53 bits) sums are float64 and values within ``VALUE_TOL``
-(1e-12) of the total compare as ties: the optimum found is within that of
-the true one and the tie rule applies among such near-ties.
+need more than 53 bits) sums are float64 and values within
+min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
+(``_value_tolerance``; n 2**-52 covers the rounding of any float64 subset
+sum): the optimum found is within that of the true one and the tie rule
+applies among such near-ties.
 
 >>> from remat_knapsack import solve
 >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")
@@ -225,7 +227,7 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     detail = f"{n} items"
     max_states = _max_states("sparse", n, memory_limit, detail)
     v, integral = _value_grid(v)
-    tol = 0.0 if integral else VALUE_TOL * float(v.sum())
+    tol = 0.0 if integral else _value_tolerance(v)
     if quantised or n == 0:
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:
@@ -254,6 +256,19 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
     if total < _EXACT:
         return g, True
     return v, False
+
+
+def _value_tolerance(v: np.ndarray) -> float:
+    """Values closer than this compare as ties (values off their grid).
+
+    Any float64 sum of a subset, in any order, is within (n - 1) 2**-53
+    sum(v) of the exact sum, so two such sums of the same set differ by less
+    than n 2**-52 sum(v): that much covers the kernel's rounding, and less
+    would let a rounding error hide a reachable value. Capped at
+    ``VALUE_TOL`` of the total (beyond about 4,500 items the worst case is
+    larger than what rounding ever reaches in practice).
+    """
+    return min(VALUE_TOL, v.size * 2.0**-52) * float(v.sum())
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

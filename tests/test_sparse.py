@@ -336,3 +336,158 @@ def test_near_line_items_take_count_path(cls):
     s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=3.7)
     assert s.stats["counts"]
     assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+# --- Values compared exactly (issue 10, item 6) ------------------------------
+
+
+def test_large_integer_runtimes_are_not_ties():
+    # FLOP counts near 2**52: 1000 FLOPs apart is a real difference, in any
+    # memory unit (it used to fall inside the 1e-12 relative tolerance).
+    r = [2.0**52, 2.0**52, 2.0**52 + 1000]
+    assert solve([1e-4] * 3, r, 2e-4, solver="sparse").saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse").saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse", scale=None).saved == [0, 2]
+    assert solve([2.0] * 3, r, 4.0).saved == [0, 2]
+
+
+def test_dyadic_runtimes_compare_exactly():
+    # Runtimes 2**-40 apart on values near 1: far below 1e-12 of the total.
+    eps = 2.0**-40
+    r = [1.0, 1.0, 1.0 + eps, 1.0 - eps]
+    for mem, cap in (([1e-4] * 4, 2e-4), ([3.0] * 4, 6.0)):
+        assert solve(mem, r, cap, solver="sparse").saved == [0, 2]
+        assert solve(mem, r, cap, solver="sparse", scale=None).saved == [0, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 9).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 9), min_size=n, max_size=n),
+            st.lists(st.integers(0, 3000), min_size=n, max_size=n),
+            st.integers(0, 40),
+            st.integers(0, 8),
+        )
+    )
+)
+def test_integer_runtimes_near_2_52_brute_force(case):
+    # Runtimes 2**52 + 8 d (their grid makes them exact): against an
+    # exact-integer oracle, quantised and scale=None, in two memory units.
+    w, d, cap, shift = case
+    r = [(1 << 52) + (x << 3) for x in d]
+    val, saved = brute_force(w, r, cap)
+    for unit in (1.0, 2.0**-shift):
+        mem = [a * unit for a in w]
+        s = solve(mem, [float(x) for x in r], cap * unit, solver="sparse", scale=1 / unit)
+        assert s.saved == saved
+        s = solve(mem, [float(x) for x in r], cap * unit, solver="sparse", scale=None)
+        assert s.saved == saved
+
+
+# --- Identical items (the shape of real graphs) ------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),  # one of three item kinds
+            st.lists(st.integers(1, 4), min_size=3, max_size=3),
+            st.lists(st.integers(1, 3), min_size=3, max_size=3),
+            st.integers(0, 30),
+        )
+    )
+)
+@pytest.mark.parametrize("unit", [1.0, 0.1])
+def test_identical_items_brute_force(unit, case):
+    # Few distinct (memory, runtime) pairs: the lowest-indexed copies are kept.
+    kinds, ws, vs, cap = case
+    w = [ws[k] * unit for k in kinds]
+    v = [float(vs[k]) for k in kinds]
+    val, saved = brute_force(w, v, cap * unit, exact=True)
+    s = solve(w, v, cap * unit, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (val, saved)
+    s = solve(w, v, cap * unit, solver="sparse", scale=1 / unit)
+    q = brute_force([ws[k] for k in kinds], v, cap)
+    assert (s.value, s.saved) == q
+
+
+@pytest.mark.parametrize("tiles", [3, 6])
+def test_tiled_graph_matches_dp(tiles):
+    # A graph's 71 candidates (4 kinds) tiled: against dp, quantised.
+    rng = np.random.default_rng(tiles)
+    kind = rng.integers(0, 4, 71)
+    mem = np.tile(np.array([3.0, 12.0, 9.0, 4.0])[kind], tiles)
+    rt = np.tile(np.array([123.0, 491.0, 367.0, 211.0])[kind], tiles)
+    cap = float(mem.sum() * 0.3 // 1)
+    ref = solve(mem, rt, cap, solver="dp", scale=1)
+    s = solve(mem, rt, cap, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+    s = solve(mem, rt, cap, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(64, 160).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(0, 3), min_size=n, max_size=n),
+            st.lists(st.integers(1, 9), min_size=4, max_size=4),
+            st.lists(st.integers(1, 9), min_size=4, max_size=4),
+            st.floats(0.05, 0.95),
+        )
+    )
+)
+def test_identical_items_against_dp(case):
+    # Enough free items for the grouping of identical items to run.
+    kinds, ws, vs, frac = case
+    w = [float(ws[k]) for k in kinds]
+    v = [float(vs[k]) for k in kinds]
+    cap = float(int(sum(w) * frac))
+    ref = solve(w, v, cap, solver="dp", scale=1)
+    s = solve(w, v, cap, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+    s = solve([x / 8 for x in w], v, cap / 8, solver="sparse", scale=None)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+
+
+def test_value_grid_overflow_is_silent():
+    # Runtimes 600 orders of magnitude apart have no float64 grid: no numpy
+    # overflow warning, and the tolerance path still picks the larger one.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert solve([1.0, 1.0], [1e300, 1e-300], 1.0, solver="sparse").saved == [0]
+        assert solve([1.0, 1.0], [1e-300, 1e300], 1.0, solver="sparse", scale=None).saved == [1]
+
+
+def test_odd_integer_runtimes_beyond_2_53_small_n():
+    # Off any 53-bit grid: the tolerance is the rounding bound n 2**-52 of the
+    # total (about 9 here), not 1e-12 of it (13,500), so 1000 is no tie.
+    r = [2.0**52 + 1, 2.0**52 + 1001, 2.0**52 + 2001]
+    assert solve([1e-4] * 3, r, 2e-4, solver="sparse").saved == [1, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse").saved == [1, 2]
+    assert solve([2.0] * 3, r, 4.0, solver="sparse", scale=None).saved == [1, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 9).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.integers(1, 9), min_size=n, max_size=n),
+            st.lists(st.integers(0, 100_000), min_size=n, max_size=n),
+            st.integers(0, 40),
+        )
+    )
+)
+def test_odd_integer_runtimes_beyond_2_53_brute_force(case):
+    # Odd FLOP counts near 2**52 whose total passes 2**53: the value found is
+    # within the rounding tolerance n 2**-52 of the total of the optimum.
+    w, d, cap = case
+    r = [(1 << 52) + 2 * x + 1 for x in d]
+    val, _ = brute_force(w, r, cap)  # exact integers
+    s = solve([float(a) for a in w], [float(x) for x in r], float(cap), solver="sparse", scale=1)
+    assert sum(w[i] for i in s.saved) <= cap
+    assert val - sum(r[i] for i in s.saved) <= len(w) * 2.0**-52 * sum(r)

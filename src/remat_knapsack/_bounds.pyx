@@ -18,6 +18,8 @@ import numpy as np
 
 from libc.stdint cimport int64_t
 
+from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
+
 
 cdef struct Fenwick:
     double* w
@@ -98,10 +100,20 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
     hi_a = np.full(m, cap, dtype=np.int64)
     cdef int64_t[::1] lo = lo_a, hi = hi_a
     cdef int64_t a, z, mid, t_mid
+    # Work per pass item: three binary searches over [0, cap], two O(log n)
+    # LPs per probe.
+    cdef Py_ssize_t ticks = 0, per_item = 6 * (log + 1) * (64 if cap >= (1 << 62) else 1 + _bits(cap))
+    cdef bint stopped = False
     with nogil:
         for i in range(n):
             _add(&S, pos[i], <double>w[i], v[i], 1)
         for t in range(m):
+            ticks += per_item
+            if ticks >= CHECK_EVERY:
+                ticks = 0
+                if interrupted():
+                    stopped = True
+                    break
             i = order[t]
             _add(&A, pos[i], <double>w[i], v[i], 1)
             _add(&S, pos[i], -<double>w[i], -v[i], -1)
@@ -132,4 +144,15 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
                 else:
                     z = t_mid - 1
             hi[t] = a
+    if stopped:
+        raise_pending()  # the KeyboardInterrupt the handler set
+        raise KeyboardInterrupt
     return lo_a, hi_a
+
+
+cdef inline int _bits(int64_t x) noexcept nogil:
+    cdef int b = 0
+    while x > 0:
+        x >>= 1
+        b += 1
+    return b

@@ -47,12 +47,37 @@ from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
+from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
+
+cdef enum:
+    # Results of ``_core`` and of the runs built on it.
+    NOT_FOUND = 0       # decide: no set reaches the goal
+    FOUND = 1           # optimise: ``x`` holds an optimal set; decide: a set reaching the goal
+    NO_BETTER = 2       # optimise: nothing beats the value known reachable (``x``: greedy)
+    GO_ON = 3           # ``_count_start``: set up, run the core
+    STATE_LIMIT = -1    # the states would exceed ``pool.max_states`` (or malloc failed)
+    INCONSISTENT = -2   # a recovery run missed the state it rebuilds (a bug)
+    OVER_BUDGET = -4    # more than ``pool.limit`` states generated
+    INTERRUPTED = -5    # a signal handler raised: KeyboardInterrupt is pending
+
 cdef enum:
     BEAM = 512       # states per step of the heuristic probe in _optimum
     QBEAM = 512       # the same before each decide run of the canonical pass
     VW = 1            # 64-bit words of decision history per state
     VBITS = 64        # = 64 * VW core steps remembered per state
     KWIN = 64         # count mode: per-count dominance for counts within kfix +- KWIN
+
+# Rounding allowances. Every bound is computed in float64 and compared with
+# a value that must be reached: a state is pruned (an item fixed) only when
+# the bound plus its allowance is still below, so an allowance larger than
+# the rounding error only costs pruning, never exactness.
+cdef double ABS_SLACK = 1e-9    # absolute part of every allowance
+cdef double REL_SUM = 1e-15     # per unit of magnitude, a bound of two terms (``_slack``)
+cdef double REL_LP = 1e-13      # weight-only Lagrangian bounds (sums over items)
+cdef double REL_CARD = 1e-11    # bounds with cardinality multipliers (more terms, larger)
+cdef double REL_SEARCH = 1e-12  # multiplier search and count look-ups (``_count_bound``, ``_kcount``)
+cdef double LINE_TOL = 1e-9     # items within this (relative) of the fitted line lie on it
+
 
 cdef struct Card:
     # A second bound, Lagrangian in weight (lam) and item count (mu):
@@ -89,7 +114,9 @@ cdef struct Pool:
     Py_ssize_t first_steps   # core steps of the first (optimise) run
     Py_ssize_t beam          # > 0: keep at most this many states per step (heuristic runs)
     Py_ssize_t first_best    # the step at which it found its best state
-    Py_ssize_t limit         # > 0: give up (-4) once this many states were generated
+    Py_ssize_t limit         # > 0: give up (OVER_BUDGET) once this many states were generated
+    Py_ssize_t ticks         # work since the last signal check
+    bint stop                # a signal handler raised: every run returns INTERRUPTED
 
 
 cdef int _grow(void** p, size_t nbytes) noexcept nogil:
@@ -139,9 +166,21 @@ cdef void _release(Pool* pool) noexcept nogil:
     pool.cap = 0
 
 
+cdef inline bint _tick(Pool* pool, Py_ssize_t work) noexcept nogil:
+    """Count ``work`` units; every ``CHECK_EVERY`` of them run the pending
+    signal handlers. True once one raised (the caller frees and returns
+    INTERRUPTED)."""
+    pool.ticks += work
+    if pool.ticks >= CHECK_EVERY:
+        pool.ticks = 0
+        if interrupted():
+            pool.stop = 1
+    return pool.stop
+
+
 cdef inline double _slack(double a, double b) noexcept nogil:
     """Rounding allowance of a bound a + b computed in float64."""
-    return 1e-9 + 1e-15 * (fabs(a) + fabs(b))
+    return ABS_SLACK + REL_SUM * (fabs(a) + fabs(b))
 
 
 cdef int _cmp_desc(const void* a, const void* b) noexcept nogil:
@@ -187,11 +226,11 @@ cdef double _kcount(const Card* card, double goal) noexcept nogil:
     cdef Py_ssize_t lo = 0, hi = card.ntop, mid
     if card.mu >= 0:
         return card.kmax
-    if card.topv[hi] * (1 + 1e-12) + 1e-9 < goal:
+    if card.topv[hi] * (1 + REL_SEARCH) + ABS_SLACK < goal:
         return <double>(hi + 1)  # unreachable: any k > n makes the bound prune
     while lo < hi:
         mid = (lo + hi) // 2
-        if card.topv[mid] * (1 + 1e-12) + 1e-9 >= goal:
+        if card.topv[mid] * (1 + REL_SEARCH) + ABS_SLACK >= goal:
             hi = mid
         else:
             lo = mid + 1
@@ -253,7 +292,7 @@ cdef double _topk(const double* w, const double* v, DI* a, const Py_ssize_t* can
 
 cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double c,
                          Py_ssize_t k, double hint, DI* a, Py_ssize_t* cand,
-                         double* lam_out, double* mu_out) noexcept nogil:
+                         double* lam_out, double* mu_out, Pool* pool) noexcept nogil:
     """An upper bound on the value of every set of exactly k items within c.
 
     For lam >= 0 and any mu, v(X) <= lam c + mu k + sum_j max(0, v_j - lam w_j - mu)
@@ -267,10 +306,11 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     stalls); items surely in (or out of) the k largest on the whole bracket
     are set aside. The bound returned is recomputed from all items with the
     final lam, so it is valid whatever the precision of the search. Needs
-    1 <= k <= n, and k items that fit (the k lightest).
+    1 <= k <= n, and k items that fit (the k lightest). On an interrupt
+    (``pool.stop``, ``pool`` may be NULL) the result is meaningless.
     """
     cdef Py_ssize_t m = n, q, j, kin = 0, it, kk
-    cdef double lo = 0, hi, x, th, thlo, thhi, wt, lam, tot, mu, win = 0, vin = 0
+    cdef double lo = 0, hi, x, th, thlo = 0, thhi = 0, wt, lam, tot, mu, win = 0, vin = 0
     cdef double glo = 0, ghi = 0, gx, slo = -1, shi = 1, tan, eps, dmin, step
     for q in range(n):
         cand[q] = q
@@ -283,6 +323,8 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     lo = -1
     hi = -1
     for it in range(4200):
+        if pool != NULL and _tick(pool, m):
+            return INFINITY
         gx = x * c + _topk(w, v, a, cand, m, k, x, &th, &wt)
         if c - wt < 0:
             lo = x
@@ -306,6 +348,8 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     lam = hi if hi > 0 else 0.0
     if lo >= 0 and hi > 0:
         for it in range(100):
+            if pool != NULL and _tick(pool, m):
+                return INFINITY
             kk = k - kin
             if shi == 0 or kk <= 0 or kk >= m:
                 break
@@ -317,7 +361,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
                 if not (lo < x < hi):
                     break
             gx = x * c + vin - x * win + _topk(w, v, a, cand, m, kk, x, &th, &wt)
-            if gx <= tan + 1e-12 * fabs(gx):
+            if gx <= tan + REL_SEARCH * fabs(gx):
                 hi = x  # the tangents meet on g: x minimises it
                 break
             if c - win - wt < 0:
@@ -331,7 +375,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
                 shi = c - win - wt
                 thhi = th
             # theta(lam) is non-increasing: keep only the items that can cross it.
-            eps = 1e-12 * (fabs(thlo) + fabs(thhi) + 1)
+            eps = REL_SEARCH * (fabs(thlo) + fabs(thhi) + 1)
             j = 0
             for q in range(m):
                 dmin = v[cand[q]] - hi * w[cand[q]]
@@ -376,12 +420,12 @@ cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, dou
     cdef double* D
     if card.kfix > n:
         zout[0] = -INFINITY
-        return 0 if decide else 2
+        return NOT_FOUND if decide else NO_BETTER
     b = <Py_ssize_t>card.kfix
     bout[0] = b
     D = <double*>malloc((n + 1) * sizeof(double))
     if D == NULL:
-        return -1
+        return STATE_LIMIT
     D[0] = 0
     for i in range(n):
         x[i] = i < b
@@ -395,10 +439,10 @@ cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, dou
     zout[0] = psum if wsum <= c else -INFINITY
     if decide and wsum <= c and psum >= goal - tol:
         free(D)
-        return 1
-    slack[0] = 1e-9 + 1e-11 * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
+        return FOUND
+    slack[0] = ABS_SLACK + REL_CARD * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
     Dout[0] = D
-    return 3
+    return GO_ON
 
 
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
@@ -411,8 +455,8 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     ``goal`` is a value known to be reachable (0 if none): when nothing beats
     it, return 2 (``x`` then holds only the greedy set).
     Decide (decide == 1): ``x`` gets a set of value >= goal - tol within c,
-    return 0 if there is none. Returns 1 on success, -1 when the states would
-    exceed ``pool.max_states``, -2 on an internal inconsistency.
+    NOT_FOUND if there is none. Returns FOUND on success, else one of the
+    negative result codes (STATE_LIMIT, OVER_BUDGET, INTERRUPTED, ...).
     """
     cdef Py_ssize_t i, b, s, t, k, cnt, ia, ib, out, best_k = -1, lo, m, r
     cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, et, es, Wx, Px
@@ -443,7 +487,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     if card != NULL and card.kfix >= 0:
         cm = 1
         r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &wsum, &psum, &D, &sl2)
-        if r != 3:
+        if r != GO_ON:
             return r
         b = bout[0]
         lam = card.lam
@@ -456,7 +500,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         thr = _threshold(decide, goal, gp, integral, tol)
         if ubc + sl2 < thr:
             free(D)
-            return 0 if decide else (1 if gp >= goal else 2)
+            return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
     else:
         b = 0
         while b < n and wsum + w[b] <= c:
@@ -469,8 +513,8 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         if b == n:
             zout[0] = psum
             if decide and psum < goal - tol:
-                return 0
-            return 1
+                return NOT_FOUND
+            return FOUND
         # Greedy: the break solution, then every later item that still fits.
         gw = wsum
         gp = psum
@@ -484,23 +528,23 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         term = (c - wsum) * eb
         ub0 = psum + term
         if decide and gp >= goal - tol:
-            return 1
+            return FOUND
         thr = _threshold(decide, goal, gp, integral, tol)
         if ub0 + _slack(psum, term) < thr:
-            return 0 if decide else (1 if gp >= goal else 2)
+            return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
         if card != NULL and card.topv == NULL and card.mu == 0:
             card = NULL  # no count term: the bound is the plain Lagrangian one
         if card != NULL and card.topv == NULL:
             lc = card[0]
             if _local_counts(w, v, n, c, &lc, &ltop) < 0:
-                return -1
+                return STATE_LIMIT
             card = &lc
         if card != NULL:
             A = <double*>malloc((n + 1) * sizeof(double))
             B = <double*>malloc((n + 1) * sizeof(double))
             if A == NULL or B == NULL:
                 free(A); free(B); free(ltop); free(D)
-                return -1
+                return STATE_LIMIT
             lam = card.lam
             mu = card.mu
             A[n] = 0
@@ -511,17 +555,17 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             for i in range(n):
                 dj = v[i] - lam * w[i] - mu
                 B[i + 1] = B[i] + (-dj if dj < 0 else 0)
-            sl2 = 1e-9 + 1e-11 * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
+            sl2 = ABS_SLACK + REL_CARD * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
             kk = _kcount(card, thr)
             ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
             if ubc + sl2 < thr:
                 free(A); free(B); free(ltop); free(D)
-                return 0 if decide else (1 if gp >= goal else 2)
+                return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
 
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
         free(seq); free(A); free(B); free(ltop); free(D)
-        return -1
+        return STATE_LIMIT
     pool.W[0] = wsum
     pool.P[0] = psum
     pool.K[0] = <int32_t>b
@@ -551,7 +595,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
             free(seq); free(A); free(B); free(ltop); free(D)
-            return -1
+            return STATE_LIMIT
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
         ia = 0
@@ -662,7 +706,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
             free(seq); free(A); free(B); free(ltop); free(D)
-            return -4
+            return OVER_BUDGET
+        if _tick(pool, ia + ib + 1):
+            free(seq); free(A); free(B); free(ltop); free(D)
+            return INTERRUPTED
         tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
         tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
         tmpv = pool.V; pool.V = pool.V2; pool.V2 = tmpv
@@ -680,7 +727,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         card = &lc
     if best_k < 0:  # nothing beat greedy / goal (optimise) or reached the goal (decide)
         free(seq)
-        return 0 if decide else (1 if gp >= goal else 2)
+        return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
     zout[0] = best_P
     # The break solution, then the remembered core steps flipped.
     for i in range(n):
@@ -693,13 +740,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             x[seq[k]] ^= 1
     if lo == 0:
         free(seq)
-        return 1
+        return FOUND
     # Steps 0 .. lo-1 are forgotten: fix everything else, decide on those items.
     # Under a beam, recover with the beam first; if that misses, exactly (the
     # state being rebuilt exists, so the exact run finds it).
     m = pool.beam
-    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if m > 0 else -2
-    if r == -2:
+    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if m > 0 else INCONSISTENT
+    if r == INCONSISTENT:
         pool.beam = 0
         r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
         pool.beam = m
@@ -717,7 +764,7 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
     cdef uint8_t* subx = <uint8_t*>malloc(lo)
     cdef double* sw = <double*>malloc(lo * sizeof(double))
     cdef double* sv = <double*>malloc(lo * sizeof(double))
-    cdef Py_ssize_t i, m = 0, r = -1, bsub, kdet = 0
+    cdef Py_ssize_t i, m = 0, r = STATE_LIMIT, bsub, kdet = 0
     cdef double wdet = 0, pdet = 0, zsub
     cdef Card sub
     if mark != NULL and subx != NULL and sw != NULL and sv != NULL:
@@ -734,23 +781,23 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
                 wdet += w[i]
                 pdet += v[i]
                 kdet += 1
-        r = 0
+        r = NOT_FOUND
         if card != NULL and card.kfix >= 0:  # count mode: the rest of the count
             sub = card[0]
             sub.kfix = card.kfix - kdet
             card = &sub
             if sub.kfix < 0:
-                r = -2
-        if r == 0:
+                r = INCONSISTENT
+        if r == NOT_FOUND:
             r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, card, subx, &zsub, &bsub)
-        if r == 1:
+        if r == FOUND:
             m = 0
             for i in range(n):
                 if mark[i]:
                     x[i] = subx[m]
                     m += 1
-        elif r == 0:
-            r = -2
+        elif r == NOT_FOUND:
+            r = INCONSISTENT
     free(mark); free(subx); free(sw); free(sv)
     return r
 
@@ -773,6 +820,8 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.beam = 0
     pool.first_best = -1
     pool.limit = 0
+    pool.ticks = 0
+    pool.stop = 0
     return pool
 
 
@@ -806,7 +855,7 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
     cand_ = np.empty(n, dtype=np.intp)
     cdef uint8_t[::1] a = a_
     cdef Py_ssize_t[::1] cand = cand_
-    L = _count_bound(&w[0], &v[0], n, c, k, 0.0, <DI*>&a[0], &cand[0], &lam, &mu)
+    L = _count_bound(&w[0], &v[0], n, c, k, 0.0, <DI*>&a[0], &cand[0], &lam, &mu, NULL)
     return L, lam, mu
 
 
@@ -829,7 +878,9 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     t0 = time.perf_counter()
     wa = np.asarray(w)
     va_ = np.asarray(v)
-    order = np.lexsort((np.arange(n), -(va_ / wa)))
+    # Efficiency order. Ties in any (deterministic) order: the order steers
+    # the search, never the canonical set. Quicksort: 5x a stable sort.
+    order = np.argsort(-(va_ / wa))
     ws_a = np.ascontiguousarray(wa[order])
     vs_a = np.ascontiguousarray(va_[order])
     xs_a = np.zeros(n, dtype=np.uint8)
@@ -856,7 +907,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             pool.limit = TRY_STATES + TRY_PER_ITEM * n
             r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
             pool.limit = 0
-        if b < n and (FORCE_COUNT or r == -4):
+        if b < n and (FORCE_COUNT or r == OVER_BUDGET):
             pool.limit = 0 if FORCE_COUNT else pool.generated + COUNT_STATES + COUNT_PER_ITEM * n
             cards = _count_path(ws_a, vs_a, c, b, <Py_ssize_t>card.kmax, integral, tol, &pool, xs_a)
             pool.limit = 0
@@ -879,8 +930,8 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         lam = vs[b] / ws[b]
         thr = z - tol
         Sb = S_a.astype(bool)
-        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, 1e-13, thr)
-        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), 1e-11, thr)
+        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, REL_LP, thr)
+        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), REL_CARD, thr)
         fix1 = (in1 | in2) & Sb
         fix0 = (out1 | out2) & ~Sb
         if cards:
@@ -888,7 +939,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             # of) all of them if every count's bound says so.
             all1 = all0 = True
             for k, lamk, muk in cards:
-                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, 1e-11, thr)
+                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, REL_CARD, thr)
                 all1 = all1 & ink
                 all0 = all0 & outk
             fix1 |= all1 & Sb
@@ -923,7 +974,7 @@ cdef tuple _decided(wa, va_, double c, double lam, double mu, double k, double r
     with a rounding allowance of ``rel`` times the magnitudes."""
     d = va_ - lam * wa - mu
     L = lam * c + mu * k + float(np.maximum(d, 0).sum())
-    sl = 1e-9 + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    sl = ABS_SLACK + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
     return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
 
 
@@ -965,7 +1016,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
                 room -= ws[q]
         z = float(vs_a[x0.astype(bool)].sum())
         xs_a[:] = x0
-        sl = 1e-9 + 1e-11 * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
+        sl = ABS_SLACK + REL_CARD * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
         found = {}   # k -> (best value of a k-set >= the cut, lam, mu)
         bounds = {}
 
@@ -977,7 +1028,9 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
                 else:
                     hint = next((t[1] for t in bounds.values() if t[1] > 0), vs[b] / ws[b] if b < n else 1.0)
                     with nogil:
-                        L_ = _count_bound(&ws[0], &vs[0], n, c, k, hint, a, cand, &lam_, &mu_)
+                        L_ = _count_bound(&ws[0], &vs[0], n, c, k, hint, a, cand, &lam_, &mu_, pool)
+                    if pool.stop:
+                        _raise(INTERRUPTED, pool[0])
                     bounds[k] = (L_, lam_, mu_)
             return bounds[k]
 
@@ -992,7 +1045,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
             if L_ + sl < z - tol:
                 return False
             d = vs_a - lam_ * ws_a - mu_
-            o = np.lexsort((np.arange(n), -d))
+            o = np.argsort(-d)
             wk = np.ascontiguousarray(ws_a[o])
             vk = np.ascontiguousarray(vs_a[o])
             xk_a = np.zeros(n, dtype=np.uint8)
@@ -1005,7 +1058,7 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
             cd_.ntop = 0
             goal_ = z - 1.0 if integral else z - 2 * tol  # ties are found too
             r_ = _count_run(wk, vk, c, goal_, integral, tol, pool, &cd_, xk_, &zk_)
-            if r_ == -4:
+            if r_ == OVER_BUDGET:
                 raise _OverBudget
             if r_ == 1 and zk_ >= z - tol:
                 found[k] = (zk_, lam_, mu_)
@@ -1044,7 +1097,7 @@ cdef Py_ssize_t _count_run(const double[::1] w, const double[::1] v, double c, d
     cdef Py_ssize_t r, bb
     with nogil:
         r = _core(&w[0], &v[0], w.shape[0], c, 0, goal, integral, tol, pool, card, &x[0], z, &bb)
-    if r < 0 and r != -4:
+    if r < 0 and r != OVER_BUDGET:
         _raise(r, pool[0])
     return r
 
@@ -1074,10 +1127,10 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
-            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + 1e-9)
+            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + ABS_SLACK)
             for it in range(50):  # fixpoint of T -> U_card(T): kmin grows with T
                 prevU = U
-                T = floor(base + card.mu * _kcount(card, U) + 1e-9 + 1e-11 * abs(base))
+                T = floor(base + card.mu * _kcount(card, U) + ABS_SLACK + REL_CARD * abs(base))
                 if T < U:
                     U = T
                 if U == prevU:
@@ -1086,16 +1139,16 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
             pool.beam = 0
-            if r == -4:
-                return -4
+            if r == OVER_BUDGET:
+                return OVER_BUDGET
             if r < 0:
                 _raise(r, pool[0])
             if r == 1:
                 return 1  # reached an upper bound: optimal
     with nogil:
         r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
-    if r == -4:
-        return -4  # over ``pool.limit``
+    if r == OVER_BUDGET:
+        return OVER_BUDGET  # over ``pool.limit``
     if r < 0:
         _raise(r, pool[0])
     return 1
@@ -1130,7 +1183,7 @@ cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
     if not (lam > 0):
         return False
     mu0 = float(yv.mean() - lam * xw.mean())
-    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= 1e-9 * float(np.abs(yv).max())
+    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= LINE_TOL * float(np.abs(yv).max())
     dd = vs - lam * ws
     if mu0 >= 0:
         k = int(card.kmax)
@@ -1145,7 +1198,10 @@ cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
 
 
 cdef _raise(Py_ssize_t r, Pool pool):
-    if r == -1:
+    if r == INTERRUPTED:
+        raise_pending()  # the KeyboardInterrupt the handler set
+        raise KeyboardInterrupt
+    if r == STATE_LIMIT:
         raise StateLimit(pool.max_states)
     raise RuntimeError(f"sparse kernel: internal inconsistency (code {r})")
 
@@ -1252,6 +1308,34 @@ cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
     return by_v_a, w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
 
+cdef Py_ssize_t GROUP_FROM = 64
+
+
+cdef _identical_groups(fw, fv):
+    """Group ids of the items: equal exactly when weight and value are."""
+    _, g = np.unique(fw, return_inverse=True)
+    g = g.astype(np.intp).ravel()
+    first = np.zeros(g.shape[0] and int(g.max()) + 1)
+    first[g] = fv
+    if np.array_equal(first[g], fv):  # the value follows the weight (the usual case)
+        return g
+    return np.unique(fw + 1j * fv, return_inverse=True)[1].astype(np.intp).ravel()
+
+
+cdef _lowest_copies(x_a, grp_a):
+    """The same witness with each group of identical items' copies moved to
+    its lowest positions (same weight and value): the canonical set's. O(n)."""
+    cdef Py_ssize_t q, n = x_a.shape[0]
+    held_a = np.bincount(grp_a, weights=x_a).astype(np.intp) if n else np.zeros(1, dtype=np.intp)
+    cdef Py_ssize_t[::1] held = held_a
+    cdef const Py_ssize_t[::1] grp = grp_a
+    cdef uint8_t[::1] x = x_a
+    for q in range(n):  # ascending positions: each group's first copies keep the witness's count
+        x[q] = held[grp[q]] > 0
+        held[grp[q]] -= x[q]
+    return x_a
+
+
 cdef _prefix(x):
     """Prefix sums of ``x`` after a leading 0 (n + 1 of them)."""
     out = np.zeros(x.shape[0] + 1)
@@ -1300,9 +1384,22 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
-    d_rank_a = np.argsort(-dk, kind="stable") if cm else eff_rank_a
+    d_rank_a = np.argsort(-dk) if cm else eff_rank_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
+    # Identical items (same weight and value): once one is needed, every
+    # identical one below it that the witness holds is needed too. (Were
+    # such an item k' not needed, a set below k' reaching its target, with
+    # k' and the items kept between k' and k, would reach k's target below
+    # k without k.) So a group of identical items costs one query, not one
+    # per copy; the copies kept are the lowest-indexed ones.
+    # (not worth its set-up below GROUP_FROM free items: each is its own group)
+    grp_a = _identical_groups(fw_a, fv_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    needed_a = np.zeros(nu + 1, dtype=np.uint8)
+    cdef const Py_ssize_t[::1] grp = grp_a
+    cdef uint8_t[::1] needed = needed_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
+    if nu >= GROUP_FROM:
+        _lowest_copies(Sf_a, grp_a)
     cdef uint8_t[::1] Sf = Sf_a
     sw_a = np.empty(nu)
     sv_a = np.empty(nu)
@@ -1335,13 +1432,18 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     r = 0
     with nogil:
         for k in range(nu - 1, -1, -1):
+            if _tick(pool, 32):
+                r = INTERRUPTED
+                break
             if counts:  # the trees hold the items below k
                 _fen_add(&fen_cw[0], &fen_sw[0], nu, w_pos[k], -1.0, -fw[k])
                 _fen_add(&fen_cv[0], &fen_sv[0], nu, v_pos[k], -1.0, -fv[k])
             if not Sf[k]:
                 continue
-            sl = 1e-9 + 1e-13 * (fabs(tgt) + pre_v[k])
-            if pre_w[k] <= j:  # everything below fits: the best is all of it
+            sl = ABS_SLACK + REL_LP * (fabs(tgt) + pre_v[k])
+            if needed[grp[k]]:
+                pass  # an identical item above was needed: so is this one
+            elif pre_w[k] <= j:  # everything below fits: the best is all of it
                 if pre_v[k] >= tgt - tol:
                     for m in range(k):
                         Sf[m] = 1
@@ -1365,18 +1467,21 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     if qcard.mu >= 0:
                         kk = kmax
                     else:
-                        goal = (tgt - tol - 1e-9) / (1 + 1e-12)
+                        goal = (tgt - tol - ABS_SLACK) / (1 + REL_SEARCH)
                         kk = _fen_prefix(&fen_cv[0], &fen_sv[0], nu, top, goal, True) + 1
                         if pre_v[k] < goal:  # not even all of them
                             kk = INFINITY
                     lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
-                    if lag + 1e-9 + 1e-11 * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
+                    if lag + ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
                         ub = -INFINITY
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.
                     queries += 1
                     g0 = pool.generated
-                    r = -4
+                    if _tick(pool, nu):  # the gathers below
+                        r = INTERRUPTED
+                        break
+                    r = OVER_BUDGET
                     if count_runs:
                         # A count-mode run first, within a budget: near-line
                         # items can make its equal-count states explode, and
@@ -1385,8 +1490,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                         pool.limit = pool.generated + (COUNT_STATES + COUNT_PER_ITEM * nsub) // 10
                         r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &kcard, &sx[0], &zz, &bb)
                         pool.limit = 0
-                        count_runs = r != -4
-                    if r == -4:
+                        count_runs = r != OVER_BUDGET
+                    if r == OVER_BUDGET:
                         nsub = _gather(eff_rank, nu, k, fw, fv, sw, sv, sr)
                         r = _decide(&sw[0], &sv[0], nsub, k, j, tgt, integral, tol, pool, &qcard,
                                     counts, kmax, by_v, fv, st, &sx[0])
@@ -1404,6 +1509,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
             j -= fw[k]
             tgt -= fv[k]
             kneed -= 1
+            needed[grp[k]] = 1
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = queries
@@ -1433,6 +1539,9 @@ def pareto(const double[::1] w, const double[::1] v, double c, Py_ssize_t max_st
                 for i in range(n):
                     dw = w[i]
                     dv = v[i]
+                    if _tick(&pool, cnt + 1):
+                        err = 2
+                        break
                     if _reserve(&pool, 2 * cnt) < 0:
                         err = 1
                         break
@@ -1461,6 +1570,8 @@ def pareto(const double[::1] w, const double[::1] v, double c, Py_ssize_t max_st
                     tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
                     tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
                     cnt = out
+        if err == 2:
+            _raise(INTERRUPTED, pool)
         if err:
             raise StateLimit(max_states)
         Wr = np.array(<double[:cnt]>pool.W, copy=True)

@@ -7,7 +7,8 @@ on W, and it also runs on unquantised real weights (``scale=None``).
 
 Algorithm (compiled, ``_sparse.pyx``, GIL released):
 
-1. **OPT.** Items in efficiency order (runtime / memory, ties by index); the
+1. **OPT.** Items in efficiency order (runtime / memory; ties in any
+   deterministic order, which steers the search but never the answer); the
    break item ``b`` is the first that no longer fits. Starting from the break
    solution, an expanding core adds the next item after ``b`` and removes the
    next one before it, alternately, as in Pisinger's *minknap* (Pisinger 1997,
@@ -25,8 +26,8 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    runtimes the bounds are rounded down.
    When that bound is active, a heuristic run first looks for a set reaching
    it, keeping at most 512 states per step spread evenly over the weights;
-   if it finds one, that set is optimal with nothing to prove (inverse
-   strongly correlated items go from 250 ms to about 15 ms at n = 10,000).
+   if it finds one, that set is optimal with nothing to prove (what makes
+   inverse strongly correlated items cheap).
    Each state keeps the decisions of its last 64 core steps; when the optimum
    needs older ones, the known items are fixed and a *decide* run (goal: reach
    the now-known value) recovers the rest, Pisinger's own device. Memory is
@@ -53,7 +54,7 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    the K - k worst still to remove, or one swap when K = k)`` and dominance
    among states of equal count only. On almost strongly correlated items one
    count is optimal and its bound is within ~1 of OPT, so a run keeps a few
-   thousand states (18-41 s before, 7-13 ms now at n = 10,000). Runs accept
+   thousand states (docs/sparse.md has the measurements). Runs accept
    ties, so each count either attains OPT or is proved below it; the counts
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a
@@ -79,11 +80,19 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count
-   path's reduction avoids on almost strongly correlated items (24 free items
-   left of 10,000, instead of 1,305). With the cardinality multipliers, the
+   path's reduction avoids on almost strongly correlated items. With the
+   cardinality multipliers, the
    count bound of a decide run's root (kmax, or the fewest most valuable items
    reaching the target) comes from Fenwick trees over the free items below,
    in O(log n), so most runs that would stop at their root are never started.
+   Identical items (same weight and runtime, the shape of real graphs) cost
+   one decide run per group, not one per copy: once an item is needed, every
+   identical item below it that the witness holds is needed too, so the
+   lowest-indexed copies are kept.
+
+Ctrl-C: every compiled loop counts its work and runs the pending signal
+handlers every ``CHECK_EVERY`` units (``_interrupt.pxd``, a few ms); on
+KeyboardInterrupt it frees what it holds and the exception propagates.
 
 Why not a Hirschberg split on sparse profiles: the canonical rule is about
 index order while fast pruning needs efficiency order; a profile split in index
@@ -117,8 +126,7 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
   exactly too (R itself is a witness without it), while each item R keeps is
   one the relaxation cannot do without, so neither can the (tighter) exact
   problem, by induction from the highest index.
-  (Value comparisons are as everywhere in ``sparse``: exact for integer
-  runtimes, with the 1e-12 tolerance below otherwise.)
+  (Value comparisons are as everywhere in ``sparse``; see "Values" below.)
 * If R is over the exact budget (its weight is within about n * 2**(s + e0)
   of the budget: crafted boundary cases), ``_exact_canonical`` reruns
   dp_knapsack's recursion on Python integers: the Pareto frontier of every
@@ -128,15 +136,28 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
 Why not double-double state weights or __int128 in the kernel: both would
 touch every weight operation of the kernel and its bounds, and the quantised
 path must not pay for them; the relaxation keeps the kernel as it is, costs
-O(n) vectorised work (about 1.5 ms at n = 10,000) and falls back only when the
+O(n) vectorised work and falls back only when the
 answer sits within rounding of the budget. Before this, ``scale=None`` summed
 float64 weights in core order and returned {0.1} for memory [0.1, 0.2, 0.3],
 budget 0.3, instead of {0.3}.
 That is the point of ``scale=None``: with quantisation a tensor smaller than
 half a quantum rounds to weight 0 and is saved for free, so a quantised plan
-can exceed the true budget. Integer runtimes (FLOP counts) below 2**53 are
-handled exactly, including ties; other runtimes are compared with a relative
-tolerance of 1e-12 of their total, so values that close count as ties.
+can exceed the true budget.
+
+Values. Runtimes are compared exactly, ties included, whenever they lie on a
+common power-of-two grid whose integer sum is below 2**53 (``_value_grid``):
+with G_i = v_i / 2**e0 (e0 the largest exponent shared by all runtimes) every
+subset sum is an integer below 2**53, exact in float64. This holds for
+integer runtimes (FLOP counts) whose total is below 2**53, for larger ones
+whose total divided by their common power-of-two factor is (2**52 + 8 d:
+total / 8 < 2**53), and for dyadic runtimes of a limited range (k / 2**m).
+Otherwise (say FLOP counts that are odd and total more than 2**53, or
+decimal runtimes such as 0.1 and 0.37 whose 53-bit mantissas on one grid
+need more than 53 bits) sums are float64 and values within
+min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
+(``_value_tolerance``; n 2**-52 covers the rounding of any float64 subset
+sum): the optimum found is within that of the true one and the tie rule
+applies among such near-ties.
 
 >>> from remat_knapsack import solve
 >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")
@@ -169,6 +190,9 @@ _ITEM_BYTES = 160
 _MIN_STATES = 256
 #: Largest total weight whose sums are exact in float64.
 _EXACT = float(1 << 53)
+#: Values not exact on their power-of-two grid (see ``_value_grid``) are
+#: compared with this tolerance relative to their total: closer values tie.
+VALUE_TOL = 1e-12
 
 
 def sparse_bytes(n: int, states: int = _MIN_STATES) -> int:
@@ -202,8 +226,8 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
         raise ValueError("sparse: the total weight of the items must stay below 2**53 to be exact")
     detail = f"{n} items"
     max_states = _max_states("sparse", n, memory_limit, detail)
-    integral = bool(n == 0 or (np.all(v == np.floor(v)) and float(v.sum()) < _EXACT))
-    tol = 0.0 if integral else 1e-12 * float(v.sum())
+    v, integral = _value_grid(v)
+    tol = 0.0 if integral else _value_tolerance(v)
     if quantised or n == 0:
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:
@@ -211,6 +235,40 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
     stats["integral"] = integral
     return chosen, stats
+
+
+def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
+    """Values as integers on their common power-of-two grid, when that is exact.
+
+    Every float64 is m * 2**e; with e0 the largest exponent shared by all
+    values (``_grid_exponent``), G_i = v_i / 2**e0 are integers, and scaling
+    by a power of two changes no comparison between subset sums. If
+    sum(G) < 2**53 every subset sum of the G_i is an integer below 2**53, so
+    the kernel's float64 sums and comparisons on them are exact: returns
+    (G, True). Otherwise returns (v, False) and the kernel compares values
+    with the tolerance ``VALUE_TOL`` of their total.
+    """
+    if v.size == 0:
+        return v, True
+    with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
+        g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
+    total = math.fsum(g.tolist()) if np.all(np.isfinite(g)) else math.inf
+    if total < _EXACT:
+        return g, True
+    return v, False
+
+
+def _value_tolerance(v: np.ndarray) -> float:
+    """Values closer than this compare as ties (values off their grid).
+
+    Any float64 sum of a subset, in any order, is within (n - 1) 2**-53
+    sum(v) of the exact sum, so two such sums of the same set differ by less
+    than n 2**-52 sum(v): that much covers the kernel's rounding, and less
+    would let a rounding error hide a reachable value. Capped at
+    ``VALUE_TOL`` of the total (beyond about 4,500 items the worst case is
+    larger than what rounding ever reaches in practice).
+    """
+    return min(VALUE_TOL, v.size * 2.0**-52) * float(v.sum())
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

@@ -1106,6 +1106,27 @@ class _OverBudget(Exception):
     pass
 
 
+cdef double _card_target(const Card* card, double base, double U) noexcept nogil:
+    """The largest integer T <= U with floor(base + mu * k(T)) >= T.
+
+    A set worth T holds at least k(T) items (``_kcount``), so its value is at
+    most U_card(T) = base + mu * k(T): OPT is at most the largest T with
+    U_card(T) >= T. U_card is non-increasing in T (k(T) grows with T, and
+    mu < 0 whenever k depends on T), so the T that pass form an interval
+    [0, T*], found by bisection (at most 54 steps). Iterating T -> U_card(T)
+    instead can jump over T*, when U_card drops past a T whose own bound is
+    higher; the decide run at that target then "proves" a set below OPT.
+    """
+    cdef double lo = 0, hi = U, mid
+    while lo < hi:
+        mid = floor((lo + hi + 1) / 2)
+        if floor(base + card.mu * _kcount(card, mid) + ABS_SLACK + REL_CARD * fabs(base)) >= mid:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
                         double c, int integral, double tol, Pool* pool,
                         const Card* card, uint8_t[::1] xs, double* z,
@@ -1120,21 +1141,15 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     every state's cardinality bound equals U and a full run must enumerate all
     of them. Otherwise (or then to confirm nothing), one exact *optimise* run.
     """
-    cdef Py_ssize_t r, bb, it
-    cdef double U, T, base, prevU
+    cdef Py_ssize_t r, bb
+    cdef double U, base
     if integral and n > 0 and card.mu != 0:
         base = card.lam * c + float(np.maximum(np.asarray(vs) - card.lam * np.asarray(ws) - card.mu, 0).sum())
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
             U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + ABS_SLACK)
-            for it in range(50):  # fixpoint of T -> U_card(T): kmin grows with T
-                prevU = U
-                T = floor(base + card.mu * _kcount(card, U) + ABS_SLACK + REL_CARD * abs(base))
-                if T < U:
-                    U = T
-                if U == prevU:
-                    break
+            U = _card_target(card, base, U)
             pool.beam = BEAM
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)

@@ -155,3 +155,18 @@ def test_memory_estimates_are_what_is_allocated():
     assert stats["peak_bytes"] == dense.hirschberg_bytes(items)
     c = int(items.capacity)
     assert stats["peak_bytes"] <= 2 * 8 * (c + 1) + dense.LEAF_FLOOR_BYTES + 64 * items.weights.size + 64
+
+
+@pytest.mark.parametrize("leaf_bytes", [0, 8, 16])
+def test_unpruned_top_still_prunes_subproblems_safely(leaf_bytes):
+    # With prune=False the frames below a split are still pruned with their
+    # known optimum; a zero rounding tolerance there lost the optimal path
+    # ([0, 1], value 5, or an internal error) instead of [0, 2], value 7.
+    items = _items([11, 3, 6], [3, 2, 4], 17)
+    old = dense.PRUNE_MIN_CAPACITY
+    dense.PRUNE_MIN_CAPACITY = 0
+    try:
+        got, _ = _chosen(items, dense.solve_hirschberg, prune=False, leaf_bytes=leaf_bytes)
+    finally:
+        dense.PRUNE_MIN_CAPACITY = old
+    assert got == [0, 2]

@@ -180,7 +180,13 @@ def solve_hirschberg(
             peak = max(peak, need + extra)
             return np.empty(size, dtype=np.uint64)
 
-        lb, tol = _lower_bound(items, dtype) if prune else (0.0, 0.0)
+        # The tolerance covers the rows' rounding in every pruned frame: the
+        # sub-problems below a split are pruned with their known optimum even
+        # when ``prune=False`` turns off the top-level bound (a zero tolerance
+        # there pruned the optimal path on an LP bound rounded just below it).
+        lb, tol = _lower_bound(items, dtype)
+        if not prune:
+            lb = 0.0
         stats.update(
             _dense.hirschberg(
                 items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_MIN_CAPACITY

@@ -459,8 +459,8 @@ def test_value_grid_overflow_is_silent():
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert solve([1.0, 1.0], [1e300, 1e-300], 1.0, solver="sparse").saved == [0]
-        assert solve([1.0, 1.0], [1e-300, 1e300], 1.0, solver="sparse", scale=None).saved == [1]
+        assert solve([1.0, 1.0], [1e280, 1e-300], 1.0, solver="sparse").saved == [0]
+        assert solve([1.0, 1.0], [1e-300, 1e280], 1.0, solver="sparse", scale=None).saved == [1]
 
 
 def test_odd_integer_runtimes_beyond_2_53_small_n():

@@ -44,7 +44,7 @@ import time
 import numpy as np
 
 from libc.math cimport fabs, floor, INFINITY
-from libc.stdint cimport int32_t, uint8_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
@@ -1113,18 +1113,21 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
     most U_card(T) = base + mu * k(T): OPT is at most the largest T with
     U_card(T) >= T. U_card is non-increasing in T (k(T) grows with T, and
     mu < 0 whenever k depends on T), so the T that pass form an interval
-    [0, T*], found by bisection (at most 54 steps). Iterating T -> U_card(T)
+    [0, T*], found by bisection on integers (at most 62 steps). Iterating T -> U_card(T)
     instead can jump over T*, when U_card drops past a T whose own bound is
     higher; the decide run at that target then "proves" a set below OPT.
     """
-    cdef double lo = 0, hi = U, mid
+    cdef int64_t lo = 0, hi, mid
+    if not (U > 0):
+        return U
+    hi = <int64_t>U if U < 4e18 else <int64_t>4e18  # integer steps: exact at any size
     while lo < hi:
-        mid = floor((lo + hi + 1) / 2)
-        if floor(base + card.mu * _kcount(card, mid) + ABS_SLACK + REL_CARD * fabs(base)) >= mid:
+        mid = lo + (hi - lo + 1) // 2
+        if floor(base + card.mu * _kcount(card, <double>mid) + ABS_SLACK + REL_CARD * fabs(base)) >= <double>mid:
             lo = mid
         else:
             hi = mid - 1
-    return lo
+    return <double>lo
 
 
 cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
@@ -1532,65 +1535,3 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     stats["queries_no_states"] = no_states
     S_a[free_idx] = Sf_a
     return 0
-
-
-def pareto(const double[::1] w, const double[::1] v, double c, Py_ssize_t max_states):
-    """All Pareto-optimal (weight, value) pairs of subsets of the items with
-    weight <= c, weight ascending and value strictly ascending (the empty set
-    included). Raises :class:`StateLimit` beyond ``max_states``."""
-    cdef Py_ssize_t n = w.shape[0], i, cnt = 1, ia, ib, out, cap = 0
-    cdef Pool pool = _new_pool(max_states)
-    cdef double dw, dv, Wx, Px, maxP
-    cdef double* tmp
-    cdef int err = 0
-    cdef bint b_ok
-    try:
-        with nogil:
-            if _reserve(&pool, 2) < 0:
-                err = 1
-            else:
-                pool.W[0] = 0
-                pool.P[0] = 0
-                for i in range(n):
-                    dw = w[i]
-                    dv = v[i]
-                    if _tick(&pool, cnt + 1):
-                        err = 2
-                        break
-                    if _reserve(&pool, 2 * cnt) < 0:
-                        err = 1
-                        break
-                    ia = 0
-                    ib = 0
-                    out = 0
-                    maxP = -INFINITY
-                    while True:  # merge "without item i" and "with item i" (within c)
-                        b_ok = ib < cnt and pool.W[ib] + dw <= c
-                        if ia < cnt and (not b_ok or pool.W[ia] < pool.W[ib] + dw or (
-                                pool.W[ia] == pool.W[ib] + dw and pool.P[ia] >= pool.P[ib] + dv)):
-                            Wx = pool.W[ia]
-                            Px = pool.P[ia]
-                            ia += 1
-                        elif b_ok:
-                            Wx = pool.W[ib] + dw
-                            Px = pool.P[ib] + dv
-                            ib += 1
-                        else:
-                            break
-                        if Px > maxP:
-                            maxP = Px
-                            pool.W2[out] = Wx
-                            pool.P2[out] = Px
-                            out += 1
-                    tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
-                    tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
-                    cnt = out
-        if err == 2:
-            _raise(INTERRUPTED, pool)
-        if err:
-            raise StateLimit(max_states)
-        Wr = np.array(<double[:cnt]>pool.W, copy=True)
-        Pr = np.array(<double[:cnt]>pool.P, copy=True)
-        return Wr, Pr, pool.peak
-    finally:
-        _release(&pool)

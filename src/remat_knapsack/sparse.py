@@ -176,11 +176,13 @@ from typing import Any
 import numpy as np
 
 from . import _sparse
+from ._grid import floor_grid as _floor_grid
+from ._grid import grid_exponent as _grid_exponent
 from ._memory import available_bytes
 from ._validate import Items, excess_weight
 from .errors import SolverMemoryError
 
-__all__ = ["solve_sparse", "sparse_bytes", "pareto_front", "STATE_BYTES"]
+__all__ = ["STATE_BYTES", "solve_sparse", "sparse_bytes"]
 
 #: Bytes per state slot the kernel keeps (two buffers).
 STATE_BYTES: int = int(_sparse.STATE_BYTES)
@@ -280,20 +282,6 @@ def _run(w, v, c, integral, tol, max_states, detail):
     return np.flatnonzero(sel), stats
 
 
-def _grid_exponent(w: np.ndarray) -> int:
-    """The largest e with every weight an integer multiple of 2**e (exact)."""
-    frac, exp = np.frexp(w)  # w = frac * 2**exp, 0.5 <= frac < 1
-    mant = np.ldexp(frac, 53).astype(np.int64)  # w = mant * 2**(exp - 53), mant exact
-    low = np.frexp((mant & -mant).astype(np.float64))[1] - 1  # trailing zero bits of mant
-    return int((exp - 53 + low).min())
-
-
-def _floor_grid(x: float, e: int) -> int:
-    """floor(x / 2**e), exactly."""
-    num, den = float(x).as_integer_ratio()
-    return (num << -e) // den if e <= 0 else num // (den << e)
-
-
 def _solve_real(w, v, c, integral, tol, max_states, detail):
     """Exact canonical set for float64 (``scale=None``) weights; see "Exactness"."""
     n = w.size
@@ -375,21 +363,3 @@ def _exact_canonical(g, v, cap, tol, max_states, detail):
         j -= g[k]
         target -= v[k]
     return np.array(sorted(chosen), dtype=np.int64)
-
-
-def pareto_front(w: np.ndarray, v: np.ndarray, capacity: float, memory_limit: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
-    """Every Pareto-optimal (weight, value) of the items up to ``capacity``.
-
-    One unpruned pass of the same state merge. Returns (weights, values,
-    peak_bytes), the empty set first.
-    """
-    w = np.ascontiguousarray(w, dtype=np.float64)
-    v = np.ascontiguousarray(v, dtype=np.float64)
-    n = w.size
-    detail = f"frontier of {n} items"
-    max_states = _max_states("frontier", n, memory_limit, detail)
-    try:
-        W, P, peak = _sparse.pareto(w, v, float(capacity), max_states)
-    except _sparse.StateLimit:
-        raise _state_error("frontier", n, max_states, detail + ", Pareto states outgrew the limit") from None
-    return W, P, sparse_bytes(n, peak)

@@ -45,7 +45,7 @@ class CliError(Exception):
 
 
 def _load(path: str) -> tuple[str, list[dict[str, Any]]]:
-    from .bench.files import InstanceFileError, read_instances
+    from ._io import InstanceFileError, read_instances
 
     try:
         return read_instances(path)
@@ -219,7 +219,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench.files import InstanceFileError
+    from ._io import InstanceFileError
     from .bench.run import FULL, QUICK, BenchConfig, run_bench
     from .instances import CLASSES
 

@@ -78,7 +78,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
-from . import __version__
+from . import __version__, _io
 from .api import SOLVERS, solve
 from .solution import Solution
 from .sweep_report import BudgetPoint, SweepReport
@@ -543,9 +543,18 @@ def record_instances(path: str | os.PathLike[str], *, bypass_cache: bool = True)
 
 
 def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The instances :func:`record_instances` wrote, one dict per line."""
+    """The instances :func:`record_instances` wrote, one dict per line.
+
+    Parsed and checked by :mod:`remat_knapsack._io` (the reader the CLI and the
+    bench use); a file with no instance yet gives ``[]``. A malformed line raises
+    :class:`~remat_knapsack._io.InstanceFileError` (a ``ValueError``) naming it.
+    """
+    path = os.fspath(path)
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        text = f.read()
+    if not text.strip():
+        return []
+    return _io.parse_instances(text, path)[1]
 
 
 

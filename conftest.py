@@ -7,12 +7,16 @@ collection; the tests that need torch skip themselves with ``pytest.importorskip
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None
+try:  # imported, not just found: a torch that fails to import counts as missing
+    import torch  # noqa: F401
+
+    HAS_TORCH = True
+except ImportError:
+    HAS_TORCH = False
 _ROOT = Path(__file__).resolve().parent
 NEEDS_TORCH = {_ROOT / "src" / "remat_knapsack" / name for name in ("torch.py", "_sweep.py")}
 

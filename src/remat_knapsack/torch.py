@@ -64,9 +64,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 try:
     import torch
@@ -155,7 +156,7 @@ _Base: Any = _HOOK if _HOOK is not None else _NoHook
 
 _local = threading.local()
 _lock = threading.RLock()
-_recorders: list["_Recorder"] = []
+_recorders: list[_Recorder] = []
 #: Callables ``obs(memory, runtimes, max_memory, result, seconds)`` told of every knapsack solved.
 _observers: list[Any] = []
 #: How many holders (install, use_solver and record_instances blocks) need the wrapper.
@@ -420,7 +421,7 @@ class KnapsackSolver(_Base):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-def _make(solver: "str | KnapsackSolver", budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
+def _make(solver: str | KnapsackSolver, budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
     if isinstance(solver, KnapsackSolver):
         if budget is not None or options:
             raise TypeError("pass budget= and options to KnapsackSolver(), not beside an instance")
@@ -433,7 +434,7 @@ def _make(solver: "str | KnapsackSolver", budget: str | None, options: dict[str,
 _installed: dict[str, Any] | None = None
 
 
-def install(solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
+def install(solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
     """Make ``KnapsackSolver(solver, budget=budget, **options)`` PyTorch's knapsack solver for this process.
 
     ``solver`` may also be a :class:`KnapsackSolver` instance. Returns the
@@ -468,7 +469,7 @@ def uninstall() -> None:
 
 @contextlib.contextmanager
 def use_solver(
-    solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any
+    solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any
 ) -> Iterator[KnapsackSolver]:
     """Use ``KnapsackSolver(solver, budget=budget, **options)`` inside the block.
 

@@ -263,7 +263,8 @@ def test_ctrl_c_interrupts_a_long_frontier():
         timer.cancel()
         timer.join()
     # Raised from inside the pass, not after it ran to completion.
-    assert info.traceback[-1].path.name == "_frontier.pyx"
+    # (a str, not a Path, when the .pyx is not found where Cython recorded it, as from a wheel)
+    assert os.path.basename(str(info.traceback[-1].path)) == "_frontier.pyx"
     assert len(frontier([0.1], [1.0])) == 1  # the kernel is usable again
 
 

@@ -18,9 +18,9 @@ import os
 import tempfile
 import time
 
-from numpy import float32
 import torch
 import torch._functorch.config as fconfig
+from numpy import float32
 from torch._functorch._activation_checkpointing.knapsack import dp_knapsack
 
 from remat_knapsack import __version__, solve
@@ -105,11 +105,11 @@ def main() -> None:
         print("The partitioner never reached the knapsack (budget 1.0, or nothing to recompute).")
         return
 
-    for k, rec in enumerate(solver.history):
+    for rec in solver.history:
         sol = rec.solution
         n = len(rec.memory)
-        bytes_of = lambda idx: sum(max(rec.node_bytes[i], 0) for i in idx)  # noqa: E731
-        norm_of = lambda idx: math.fsum(rec.memory[i] for i in idx)  # noqa: E731
+        bytes_of = lambda idx, rec=rec: sum(max(rec.node_bytes[i], 0) for i in idx)  # noqa: E731
+        norm_of = lambda idx, rec=rec: math.fsum(rec.memory[i] for i in idx)  # noqa: E731
         print()
         print(f"graph {rec.graph}: {n} candidate activations, capacity {rec.max_memory} (normalised)")
         print(
@@ -124,9 +124,9 @@ def main() -> None:
         print(f"  recomputed nodes: {', '.join(rec.node_names[i] for i in sol.recomputed)}")
 
         # the same instance, solved again outside the compile: ours vs PyTorch's dp
-        ours_s = best_of(lambda: solve(rec.memory, rec.runtimes, rec.max_memory, solver=args.solver))
+        ours_s = best_of(lambda rec=rec: solve(rec.memory, rec.runtimes, rec.max_memory, solver=args.solver))
         theirs = dp_knapsack(rec.memory, rec.runtimes, rec.max_memory)
-        theirs_s = best_of(lambda: dp_knapsack(rec.memory, rec.runtimes, rec.max_memory))
+        theirs_s = best_of(lambda rec=rec: dp_knapsack(rec.memory, rec.runtimes, rec.max_memory))
         if theirs[1] == sol.saved:
             verdict = "the same saved set"
         else:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-
-import numpy as np
 from fractions import Fraction
 
 from hypothesis import strategies as st

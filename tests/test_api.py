@@ -3,11 +3,10 @@ import dataclasses
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from oracles import brute_force, small_instances
 
 import remat_knapsack as rk
 from remat_knapsack import SOLVERS, Solution, SolverMemoryError, solve
-
-from oracles import brute_force, small_instances
 
 EXACT = [s for s in SOLVERS if s not in ("greedy",)]
 

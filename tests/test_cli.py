@@ -145,15 +145,9 @@ def test_generate_matches_instances(tmp_path):
 
 
 def test_frontier(files, tmp_path):
-    png = tmp_path / "f.png"
-    r = cli("frontier", str(files["object"]), "--plot", str(png))
-    if not hasattr(remat_knapsack, "frontier"):
-        assert r.returncode == 1 and "remat_knapsack.frontier" in r.stderr and "Traceback" not in r.stderr
-        return
+    r = cli("frontier", str(files["object"]))
     assert r.returncode == 0, r.stderr
     assert "<- knee" in r.stdout and "file budget 0.5 -> 5" in r.stdout
-    if HAS_MPL:
-        assert png.stat().st_size > 1000
     many = tmp_path / "many.json"
     many.write_text(json.dumps(instances.paper(30, 1).as_dict()))
     r = cli("frontier", str(many), "--rows", "5")
@@ -161,6 +155,23 @@ def test_frontier(files, tmp_path):
     assert 6 <= len(r.stdout.splitlines()) <= 8  # header lines + 5 spread rows (+ the knee)
     r = cli("frontier", str(files["list"]), "--index", "5")
     assert r.returncode == 2 and "out of range" in r.stderr
+
+
+def test_frontier_plot(files, tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot needs matplotlib (the [bench] extra)")
+    png = tmp_path / "f.png"
+    r = cli("frontier", str(files["object"]), "--plot", str(png))
+    assert r.returncode == 0, r.stderr
+    assert "<- knee" in r.stdout and f"wrote {png}" in r.stdout
+    assert png.stat().st_size > 1000
+
+
+@pytest.mark.skipif(HAS_MPL, reason="checks the message given without matplotlib, which is installed")
+def test_frontier_plot_without_matplotlib(files, tmp_path):
+    png = tmp_path / "f.png"
+    r = cli("frontier", str(files["object"]), "--plot", str(png))
+    assert r.returncode == 1 and "--plot needs matplotlib" in r.stderr and "Traceback" not in r.stderr
+    assert not png.exists()
 
 
 # ----------------------------------------------------------------- bench
@@ -192,7 +203,9 @@ def test_bench_tiny_grid(tmp_path, files):
     if HAS_MPL:
         assert {"runtime_vs_n.png", "memory_vs_n.png", "gap.png"} <= {p.name for p in out.iterdir()}
     # The tables can be redrawn from results.csv alone.
-    redraw = subprocess.run([sys.executable, "-m", "remat_knapsack.bench.run", str(out)], capture_output=True, text=True)
+    redraw = subprocess.run(
+        [sys.executable, "-m", "remat_knapsack.bench.run", str(out)], capture_output=True, text=True
+    )
     assert redraw.returncode == 0, redraw.stderr
     assert (out / "table.md").read_text() == table
 
@@ -244,11 +257,17 @@ BIG = "1" + "0" * 400  # 10**400: beyond float64
 BAD_CALLS = {
     "frontier-negative": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": -1}', [], "max_memory"),
     "frontier-nan": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": NaN}', [], "max_memory"),
-    "frontier-big-budget": ("frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": %s}' % BIG, [], "max_memory"),
-    "solve-big-budget": ("solve", '{"memory": [0.1], "runtimes": [1], "max_memory": %s}' % BIG, [], "max_memory"),
-    "solve-big-memory": ("solve", '{"memory": [0.1, %s], "runtimes": [1, 1], "max_memory": 1}' % BIG, [], "memory[1]"),
-    "frontier-big-memory": ("frontier", '{"memory": [%s], "runtimes": [1], "max_memory": 1}' % BIG, [], "memory[0]"),
-    "solve-huge-runtimes": ("solve", '{"memory": [0.1, 0.1], "runtimes": [1e308, 1e308], "max_memory": 0.1}', [], "runtimes"),
+    "frontier-big-budget": (
+        "frontier", '{"memory": [0.1], "runtimes": [1], "max_memory": ' + BIG + '}', [], "max_memory"
+    ),
+    "solve-big-budget": ("solve", '{"memory": [0.1], "runtimes": [1], "max_memory": ' + BIG + '}', [], "max_memory"),
+    "solve-big-memory": (
+        "solve", '{"memory": [0.1, ' + BIG + '], "runtimes": [1, 1], "max_memory": 1}', [], "memory[1]"
+    ),
+    "frontier-big-memory": ("frontier", '{"memory": [' + BIG + '], "runtimes": [1], "max_memory": 1}', [], "memory[0]"),
+    "solve-huge-runtimes": (
+        "solve", '{"memory": [0.1, 0.1], "runtimes": [1e308, 1e308], "max_memory": 0.1}', [], "runtimes"
+    ),
     "frontier-rows-0": ("frontier", json.dumps(SMALL), ["--rows", "0"], "--rows"),
     "solve-scale": ("solve", json.dumps(SMALL), ["--scale", "nan"], "--scale"),
 }

@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import brute_force
 
 import remat_knapsack
 from remat_knapsack import Frontier, SolverMemoryError, frontier, instances, solve
-
-from oracles import brute_force
 
 
 def _best(weights, values, cap):
@@ -78,7 +77,8 @@ def test_matches_solve_on_paper_instance():
     inst = instances.paper(30, 2)
     f = frontier(inst.memory, inst.runtimes, scale=100)
     for b in np.linspace(0, sum(inst.memory), 9).round(2).tolist():  # budgets on the quantum grid
-        assert f.best(b) == pytest.approx(solve(inst.memory, inst.runtimes, b, solver="sparse", scale=100).value, rel=1e-12)
+        exact = solve(inst.memory, inst.runtimes, b, solver="sparse", scale=100).value
+        assert f.best(b) == pytest.approx(exact, rel=1e-12)
 
 
 def _pytorch_knee(points, max_budget):
@@ -263,7 +263,8 @@ def test_ctrl_c_interrupts_a_long_frontier():
         timer.cancel()
         timer.join()
     # Raised from inside the pass, not after it ran to completion.
-    assert info.traceback[-1].path.name == "_frontier.pyx"
+    # (a str, not a Path, when the .pyx is not found where Cython recorded it, as from a wheel)
+    assert os.path.basename(str(info.traceback[-1].path)) == "_frontier.pyx"
     assert len(frontier([0.1], [1.0])) == 1  # the kernel is usable again
 
 

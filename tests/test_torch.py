@@ -383,3 +383,18 @@ def test_without_torch_the_error_says_how_to_install():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "remat-knapsack[torch]" in out.stdout
+
+
+def test_read_instances_goes_through_io(tmp_path):
+    from remat_knapsack._io import InstanceFileError
+
+    path = tmp_path / "r.jsonl"
+    with record_instances(path):
+        pass
+    assert read_instances(path) == []  # created, nothing recorded yet
+    rec = {"memory": [0.5], "runtimes": [1.0], "max_memory": 0.5, "n": 1, "graph": "g"}
+    path.write_text(json.dumps(rec) + "\n" + json.dumps({**rec, "graph": "h"}) + "\n")
+    assert [r["graph"] for r in read_instances(str(path))] == ["g", "h"]
+    path.write_text(json.dumps(rec) + "\n" + json.dumps({"memory": [0.5]}) + "\n")
+    with pytest.raises(InstanceFileError, match="instance 1: missing key 'runtimes'"):
+        read_instances(path)

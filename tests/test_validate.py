@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from remat_knapsack import SOLVERS, SolverMemoryError, frontier, solve
-from remat_knapsack.compat import dp_knapsack, greedy_knapsack
 from remat_knapsack._validate import active_items, validate
+from remat_knapsack.compat import dp_knapsack, greedy_knapsack
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,8 @@
 
 from .api import SOLVERS, solve
 from .errors import SolverMemoryError
-from .tradeoff import Frontier, frontier
 from .solution import Solution
+from .tradeoff import Frontier, frontier
 
 __all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError", "frontier", "Frontier"]
 __version__ = "0.1.0"

@@ -8,4 +8,6 @@ def pareto(w: np.ndarray, v: np.ndarray, c: int, max_states: int) -> tuple[np.nd
 
 STATE_BYTES_128: int
 
-def pareto128(hi: np.ndarray, lo: np.ndarray, v: np.ndarray, c: int, max_states: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
+def pareto128(
+    hi: np.ndarray, lo: np.ndarray, v: np.ndarray, c: int, max_states: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...

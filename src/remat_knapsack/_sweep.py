@@ -20,7 +20,8 @@ import math
 import statistics
 import sys
 import time
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch._functorch.config as _fconfig

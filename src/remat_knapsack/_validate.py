@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Real
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,8 @@ def check_memory_limit(memory_limit: Any) -> None:
     """``memory_limit`` is None or an integer number of bytes >= 0 (not a bool)."""
     if memory_limit is None:
         return
-    if isinstance(memory_limit, (bool, np.bool_)) or not isinstance(memory_limit, (int, np.integer)) or memory_limit < 0:
+    not_int = isinstance(memory_limit, (bool, np.bool_)) or not isinstance(memory_limit, (int, np.integer))
+    if not_int or memory_limit < 0:
         raise ValueError(f"memory_limit must be an integer number of bytes >= 0, got {memory_limit!r}")
 
 

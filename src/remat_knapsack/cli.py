@@ -20,7 +20,8 @@ import argparse
 import json
 import math
 import sys
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 __all__ = ["main"]
 
@@ -45,7 +46,7 @@ class CliError(Exception):
 
 
 def _load(path: str) -> tuple[str, list[dict[str, Any]]]:
-    from .bench.files import InstanceFileError, read_instances
+    from ._io import InstanceFileError, read_instances
 
     try:
         return read_instances(path)
@@ -219,12 +220,13 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from .bench.files import InstanceFileError
+    from ._io import InstanceFileError
     from .bench.run import FULL, QUICK, BenchConfig, run_bench
     from .instances import CLASSES
 
     preset = dict(QUICK if args.quick else FULL)
-    given = {k: getattr(args, k) for k in ("sizes", "repeats", "class_sizes", "timeout", "memory_cap_gb") if getattr(args, k) is not None}
+    keys = ("sizes", "repeats", "class_sizes", "timeout", "memory_cap_gb")
+    given = {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
     preset.update(given)
     classes = CLASSES if args.classes is None else [c for c in args.classes if c != "none"]
     bad = [c for c in classes if c not in CLASSES]
@@ -300,7 +302,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file", metavar="FILE", help="JSON object, JSON list of objects, or JSONL; - for stdin")
     s.add_argument("--solver", default="auto", choices=SOLVERS, help="default: auto")
     q = s.add_mutually_exclusive_group()
-    q.add_argument("--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000, as PyTorch)")
+    q.add_argument(
+        "--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000, as PyTorch)"
+    )
     q.add_argument("--no-quantize", action="store_true", help="exact on real-valued memory (scale=None)")
     s.add_argument("--json", action="store_true", help="print value, saved, recomputed, solver, seconds as JSON")
     s.set_defaults(func=cmd_solve)
@@ -317,7 +321,9 @@ def build_parser() -> argparse.ArgumentParser:
     f.set_defaults(func=cmd_frontier)
 
     g = sub.add_parser("generate", help="write a seeded instance file")
-    g.add_argument("kind", metavar="paper|CLASS", choices=("paper", *CLASSES), help="paper or one of: " + ", ".join(CLASSES))
+    g.add_argument(
+        "kind", metavar="paper|CLASS", choices=("paper", *CLASSES), help="paper or one of: " + ", ".join(CLASSES)
+    )
     g.add_argument("--n", type=_size, required=True)
     g.add_argument("--seed", type=_seed, default=0, help="a non-negative integer (default 0)")
     g.add_argument("--R", type=int, default=10_000, help="range of Pisinger's classes (default 10000)")
@@ -340,8 +346,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--memory-cap", dest="memory_cap_gb", type=_nonneg_float, metavar="GB",
                    help=f"RLIMIT_AS per run in GiB, 0 for none ({preset('memory_cap_gb')})")  # fmt: skip
     b.add_argument("--classes", nargs="+", metavar="CLASS", help="Pisinger classes (default all; 'none' for none)")
-    b.add_argument("--class-sizes", nargs="+", type=int, metavar="N", help=f"n for the classes ({preset('class_sizes')})")
-    b.add_argument("--instances", nargs="+", metavar="FILE", help="recorded instance files (JSONL from record_instances)")
+    b.add_argument(
+        "--class-sizes", nargs="+", type=int, metavar="N", help=f"n for the classes ({preset('class_sizes')})"
+    )
+    b.add_argument(
+        "--instances", nargs="+", metavar="FILE", help="recorded instance files (JSONL from record_instances)"
+    )
     b.add_argument("--scale", type=_positive_float, default=10_000, help="quantisation scale (default 10000)")
     b.add_argument("--spawn", action="store_true",
                    help="start a fresh interpreter per run (default: fork each run from a server that imported "

@@ -29,7 +29,9 @@ from .greedy import greedy_select
 __all__ = ["greedy_knapsack", "ilp_knapsack", "dp_knapsack", "dp_knapsack_sliding_hirschberg"]
 
 
-def greedy_knapsack(memory: list[float], runtimes: list[float], max_memory: float) -> tuple[float, list[int], list[int]]:
+def greedy_knapsack(
+    memory: list[float], runtimes: list[float], max_memory: float
+) -> tuple[float, list[int], list[int]]:
     """PyTorch's ratio greedy on unquantised memory, both lists in ratio order.
 
     Unlike PyTorch's, items with runtime <= 0 are never saved (they come last

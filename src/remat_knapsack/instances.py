@@ -102,7 +102,8 @@ def paper(n: int, seed: int = 0) -> Instance:
     memory = np.round(rng.uniform(100.0, 1000.0, n), 4)
     runtimes = rng.uniform(1.0, 100.0, n)
     budget = round(float(memory.sum()) / 2, 4)
-    return Instance(memory.tolist(), runtimes.tolist(), budget, f"paper-n{n}-s{seed}", {"class": "paper", "n": n, "seed": seed})
+    meta = {"class": "paper", "n": n, "seed": seed}
+    return Instance(memory.tolist(), runtimes.tolist(), budget, f"paper-n{n}-s{seed}", meta)
 
 
 def pisinger(cls: str, n: int, R: int = 10_000, seed: int = 0) -> Instance:

@@ -21,8 +21,9 @@ import csv
 import math
 import os
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 __all__ = ["BudgetPoint", "SweepReport", "parse_bytes"]
 
@@ -148,7 +149,7 @@ class SweepReport:
                 w.writerow({k: "" if v is None else v for k, v in asdict(p).items()})
 
     @classmethod
-    def read_csv(cls, path: str | os.PathLike[str], **meta: Any) -> "SweepReport":
+    def read_csv(cls, path: str | os.PathLike[str], **meta: Any) -> SweepReport:
         """The report :meth:`to_csv` wrote."""
         with open(path, newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))

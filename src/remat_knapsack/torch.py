@@ -64,9 +64,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 try:
     import torch
@@ -78,7 +79,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without torch
 import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
-from . import __version__
+from . import __version__, _io
 from .api import SOLVERS, solve
 from .solution import Solution
 from .sweep_report import BudgetPoint, SweepReport
@@ -155,7 +156,7 @@ _Base: Any = _HOOK if _HOOK is not None else _NoHook
 
 _local = threading.local()
 _lock = threading.RLock()
-_recorders: list["_Recorder"] = []
+_recorders: list[_Recorder] = []
 #: Callables ``obs(memory, runtimes, max_memory, result, seconds)`` told of every knapsack solved.
 _observers: list[Any] = []
 #: How many holders (install, use_solver and record_instances blocks) need the wrapper.
@@ -420,7 +421,7 @@ class KnapsackSolver(_Base):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-def _make(solver: "str | KnapsackSolver", budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
+def _make(solver: str | KnapsackSolver, budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
     if isinstance(solver, KnapsackSolver):
         if budget is not None or options:
             raise TypeError("pass budget= and options to KnapsackSolver(), not beside an instance")
@@ -433,7 +434,7 @@ def _make(solver: "str | KnapsackSolver", budget: str | None, options: dict[str,
 _installed: dict[str, Any] | None = None
 
 
-def install(solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
+def install(solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
     """Make ``KnapsackSolver(solver, budget=budget, **options)`` PyTorch's knapsack solver for this process.
 
     ``solver`` may also be a :class:`KnapsackSolver` instance. Returns the
@@ -468,7 +469,7 @@ def uninstall() -> None:
 
 @contextlib.contextmanager
 def use_solver(
-    solver: "str | KnapsackSolver" = "auto", *, budget: str | None = None, **options: Any
+    solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any
 ) -> Iterator[KnapsackSolver]:
     """Use ``KnapsackSolver(solver, budget=budget, **options)`` inside the block.
 
@@ -543,9 +544,18 @@ def record_instances(path: str | os.PathLike[str], *, bypass_cache: bool = True)
 
 
 def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """The instances :func:`record_instances` wrote, one dict per line."""
+    """The instances :func:`record_instances` wrote, one dict per line.
+
+    Parsed and checked by :mod:`remat_knapsack._io` (the reader the CLI and the
+    bench use); a file with no instance yet gives ``[]``. A malformed line raises
+    :class:`~remat_knapsack._io.InstanceFileError` (a ``ValueError``) naming it.
+    """
+    path = os.fspath(path)
     with open(path, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
+        text = f.read()
+    if not text.strip():
+        return []
+    return _io.parse_instances(text, path)[1]
 
 
 

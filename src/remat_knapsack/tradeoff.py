@@ -39,9 +39,10 @@ from __future__ import annotations
 import bisect
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -314,7 +315,9 @@ _INT128_CAP = 1 << 125
 _MASK64 = (1 << 64) - 1
 
 
-def _pareto128(g: list[int], values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[list[int], np.ndarray, int, str]:
+def _pareto128(
+    g: list[int], values: np.ndarray, cap: int, memory_limit: int | None
+) -> tuple[list[int], np.ndarray, int, str]:
     """The compiled pass on 128-bit weights (grid sums from 2**62 to 2**125)."""
     n = len(g)
     state_bytes = int(_frontier.STATE_BYTES_128)
@@ -325,12 +328,15 @@ def _pareto128(g: list[int], values: np.ndarray, cap: int, memory_limit: int | N
         Wh, Wl, P, peak = _frontier.pareto128(hi, lo, np.ascontiguousarray(values, dtype=np.float64), cap, max_states)
     except _frontier.StateLimit:
         more = _ITEM_BYTES * n + state_bytes * 2 * max_states
-        raise SolverMemoryError("frontier", more, limit, f"{n} items: the Pareto states outgrew {max_states} slots") from None
-    W = [(h << 64) | l for h, l in zip(Wh.tolist(), Wl.tolist())]
+        why = f"{n} items: the Pareto states outgrew {max_states} slots"
+        raise SolverMemoryError("frontier", more, limit, why) from None
+    W = [(hi << 64) | lo for hi, lo in zip(Wh.tolist(), Wl.tolist())]
     return W, P, _ITEM_BYTES * n + state_bytes * peak, "int128"
 
 
-def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limit: int) -> tuple[list[int], list[float]]:
+def _pareto_python(
+    g: list[int], v: list[float], cap: int, max_states: int, limit: int
+) -> tuple[list[int], list[float]]:
     """The kernel's pass on Python integers (grid sums beyond int64). Same
     merge and tie rule; slow, exact."""
     W, P = [0], [0.0]
@@ -341,7 +347,9 @@ def _pareto_python(g: list[int], v: list[float], cap: int, max_states: int, limi
         m = len(W)
         maxp = -math.inf
         while True:
-            if ib < m and W[ib] + gi <= cap and (ia >= m or W[ib] + gi < W[ia] or (W[ib] + gi == W[ia] and P[ib] + vi > P[ia])):
+            if ib < m and W[ib] + gi <= cap and (
+                ia >= m or W[ib] + gi < W[ia] or (W[ib] + gi == W[ia] and P[ib] + vi > P[ia])
+            ):
                 wx, px = W[ib] + gi, P[ib] + vi
                 ib += 1
             elif ia < m:

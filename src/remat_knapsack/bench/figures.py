@@ -31,8 +31,10 @@ def write_figures(rows: list[dict[str, Any]], solvers: list[str], out_dir: str) 
     paper = [r for r in rows if r.get("suite") == "paper"]
     paths = []
     if paper:
-        paths.append(_versus_n(plt, paper, solvers, "seconds", "mean runtime per call (s)", "Runtime against n", out_dir, "runtime_vs_n.png"))
-        paths.append(_versus_n(plt, paper, solvers, "peak_extra", "peak extra memory (MiB)", "Peak solver memory against n", out_dir, "memory_vs_n.png"))
+        paths.append(_versus_n(plt, paper, solvers, "seconds", "mean runtime per call (s)", "Runtime against n",
+                               out_dir, "runtime_vs_n.png"))
+        paths.append(_versus_n(plt, paper, solvers, "peak_extra", "peak extra memory (MiB)",
+                               "Peak solver memory against n", out_dir, "memory_vs_n.png"))
     gap_path = _gaps(plt, rows, solvers, out_dir)
     if gap_path:
         paths.append(gap_path)
@@ -82,7 +84,9 @@ def _versus_n(plt, rows, solvers, key, ylabel, title, out_dir, name):
 
 def _gaps(plt, rows, solvers, out_dir):
     gapped = [r for r in rows if r.get("gap_pct") is not None and r.get("feasible")]  # over budget: see table.md
-    show = [s for s in solvers if any(r["solver"] == s and (not r.get("exact") or abs(r["gap_pct"]) > 1e-9) for r in gapped)]
+    show = [
+        s for s in solvers if any(r["solver"] == s and (not r.get("exact") or abs(r["gap_pct"]) > 1e-9) for r in gapped)
+    ]
     if not show:
         return None
     groups = list(dict.fromkeys(r["group"] for r in gapped))
@@ -99,7 +103,8 @@ def _gaps(plt, rows, solvers, out_dir):
         ax.plot(xs, maxes, "_", color="k", ms=6)
     ax.set_xticks(range(len(groups)))
     suite = {r["group"]: r["suite"] for r in gapped}
-    ax.set_xticklabels([f"paper {g}" if suite[g] == "paper" else g for g in groups], rotation=45, ha="right", fontsize=7)
+    labels = [f"paper {g}" if suite[g] == "paper" else g for g in groups]
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=7)
     ax.set_ylabel("gap below best exact value (%)")
     ax.set_title("Optimality gap of inexact solvers (bar: mean, tick: max)", fontsize=10)
     ax.axhline(0, color="k", lw=0.5)

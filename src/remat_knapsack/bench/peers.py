@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 __all__ = ["Peer", "available", "default_names", "load", "TORCH_SOLVERS"]
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import csv
 import math
 from collections import Counter, defaultdict
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from .peers import Peer
 
@@ -20,14 +21,17 @@ __all__ = ["score", "write_csv", "read_csv", "markdown", "summary", "CSV_FIELDS"
 
 CSV_FIELDS = [
     "suite", "group", "instance", "n", "seed", "capacity", "solver", "family", "exact", "status",
-    "seconds", "calls", "value", "reported_value", "best_exact", "gap_pct", "feasible", "used", "peak_rss", "peak_extra",
+    "seconds", "calls", "value", "reported_value", "best_exact", "gap_pct", "feasible", "used",
+    "peak_rss", "peak_extra",
     "rss_before", "peak_rss_kernel", "wall", "message",
 ]  # fmt: skip
 
 _STATUS_LABEL = {"oom": "OOM", "timeout": "timeout", "error": "error", "crash": "crash", "skipped": "skipped"}
 
 
-def score(rows: list[dict[str, Any]], instances: dict[str, dict[str, Any]], peers: dict[str, Peer], scale: float) -> None:
+def score(
+    rows: list[dict[str, Any]], instances: dict[str, dict[str, Any]], peers: dict[str, Peer], scale: float
+) -> None:
     """Add value, feasibility, capacity, family/exact and gap to ``rows`` in place."""
     for row in rows:
         inst = instances[row["instance"]]
@@ -164,8 +168,10 @@ def markdown(rows: list[dict[str, Any]], solvers: list[str], header: str = "") -
     parts = [header] if header else []
     sections = (
         ("Mean solver runtime in seconds", "per call, measured inside the child around the call only", _mean_seconds),
-        ("Peak extra memory", "peak RSS during the solve minus RSS before it; the largest over runs", _max_of("peak_extra")),
-        ("Peak RSS", "the whole child process, interpreter and imports included; the largest over runs", _max_of("peak_rss")),
+        ("Peak extra memory", "peak RSS during the solve minus RSS before it; the largest over runs",
+         _max_of("peak_extra")),
+        ("Peak RSS", "the whole child process, interpreter and imports included; the largest over runs",
+         _max_of("peak_rss")),
         ("Optimality gap", "below the best feasible value of any exact solver, mean (max) over runs", fmt_gap),
     )
     for title, note, metric in sections:

@@ -11,7 +11,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import files, figures, peers, report, suites
+from .. import _io
+from . import figures, peers, report, suites
 from .runner import Job, Runner, progress
 
 __all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine", "rerender"]
@@ -70,7 +71,7 @@ def build_jobs(cfg: BenchConfig, names: list[str]) -> tuple[list[Job], dict[str,
     entries = suites.paper_suite(cfg.sizes, cfg.repeats)
     entries += suites.class_suite(cfg.classes, cfg.class_sizes, cfg.repeats, cfg.R, cfg.scale)
     for path in cfg.recorded:
-        _fmt, docs = files.read_instances(path)
+        _fmt, docs = _io.read_instances(path)
         entries += suites.recorded_suite(path, docs)
     jobs, by_name = [], {}
     for inst, meta in entries:

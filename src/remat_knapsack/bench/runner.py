@@ -18,9 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from .forkserver import ForkServer
 from .peers import available
@@ -49,7 +49,7 @@ class Runner:
         self._servers: dict[tuple[str, ...], ForkServer] = {}
         self._peers = available()
 
-    def __enter__(self) -> "Runner":
+    def __enter__(self) -> Runner:
         return self
 
     def __exit__(self, *exc: object) -> None:

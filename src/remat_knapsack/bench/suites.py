@@ -10,7 +10,8 @@ to exactly the generated integers.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .. import instances as gen
 

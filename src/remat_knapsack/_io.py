@@ -12,7 +12,7 @@ one-line message naming the file and the place.
 >>> parse_instances('{"memory": [1], "max_memory": 1}', "x.json")
 Traceback (most recent call last):
 ...
-remat_knapsack.bench.files.InstanceFileError: x.json: instance 0: missing key 'runtimes'
+remat_knapsack._io.InstanceFileError: x.json: instance 0: missing key 'runtimes'
 """
 
 from __future__ import annotations

@@ -112,14 +112,16 @@ def main() -> None:
     first = peers[0]
     print(f"\nPaper-like instances, seed {args.seed}, median of {args.repeats} runs each, one subprocess per run; "
           f"speed-up = {first}'s time / the peer's; memory ratio = the peer's peak extra / {first}'s.\n")
-    print("| n | W | peer | wall s | CPU s | wall speed-up | CPU speed-up | peak extra MiB | memory ratio | same value | feasible |")
+    print("| n | W | peer | wall s | CPU s | wall speed-up | CPU speed-up | peak extra MiB | memory ratio "
+          "| same value | feasible |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for n, W, med, same, feasible in rows:
         b = med[first]
         for p in peers:
             m = med[p]
-            print(f"| {n} | {W:.3g} | {p} | {m['seconds']:.3g} | {m['cpu']:.3g} | {b['seconds'] / m['seconds']:.2f}x "
-                  f"| {b['cpu'] / m['cpu']:.2f}x | {m['peak_extra'] / 2**20:.0f} | {m['peak_extra'] / b['peak_extra']:.2f} "
+            print(f"| {n} | {W:.3g} | {p} | {m['seconds']:.3g} | {m['cpu']:.3g} "
+                  f"| {b['seconds'] / m['seconds']:.2f}x | {b['cpu'] / m['cpu']:.2f}x "
+                  f"| {m['peak_extra'] / 2**20:.0f} | {m['peak_extra'] / b['peak_extra']:.2f} "
                   f"| {'yes' if same else 'NO'} | {'yes' if feasible[p] else 'NO'} |")
 
 

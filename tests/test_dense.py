@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import brute_force, random_instance, small_instances
 
 from remat_knapsack import dense, instances, solve
 from remat_knapsack._validate import active_items, validate
 from remat_knapsack.errors import SolverMemoryError
-
-from oracles import brute_force, random_instance, small_instances
 
 
 def _items(memory, runtimes, cap, scale=1):

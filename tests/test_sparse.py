@@ -11,11 +11,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from remat_knapsack import SolverMemoryError, _sparse, instances, solve
-
 from oracles import brute_force
 
+from remat_knapsack import SolverMemoryError, _sparse, instances, solve
 
 small = st.integers(1, 12).flatmap(
     lambda n: st.tuples(

@@ -1,8 +1,11 @@
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-def leaf_layout(w: np.ndarray, c: int, blo: np.ndarray | None = ..., bhi: np.ndarray | None = ...) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
+def leaf_layout(
+    w: np.ndarray, c: int, blo: np.ndarray | None = ..., bhi: np.ndarray | None = ...
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]: ...
 def leaf_bits(w: np.ndarray, c: int, blo: np.ndarray | None = ..., bhi: np.ndarray | None = ...) -> int: ...
 def leaf(
     w: np.ndarray, v: np.ndarray, c: int, row: np.ndarray, sel: np.ndarray,

@@ -19,6 +19,15 @@
 
 #define RK_CHUNK 8192
 
+/* A parallel region of nt threads with OpenMP; without it (Apple clang) the
+ * block runs once on the calling thread, which the kernels handle (stride 1). */
+#ifdef _OPENMP
+#define RK_PRAGMA(x) _Pragma(#x)
+#define RK_PARALLEL(nt) RK_PRAGMA(omp parallel num_threads(nt))
+#else
+#define RK_PARALLEL(nt) (void)(nt);
+#endif
+
 /* SIMD part of the masked update: handles a multiple of the vector width,
  * sets the improved cells' bits in *word, returns how many cells it did. */
 #if defined(__SSE2__)
@@ -336,7 +345,7 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
     int64_t P = n > 0 ? start[n - 1] + w[n - 1] : 0;                               \
     /* Two threads only pay when each pass is long enough to hide the hand-off. */ \
     int nt = threads > 1 && n > 1 && cells >= RK_WAVEFRONT_CELLS * n ? 2 : 1;      \
-    _Pragma("omp parallel num_threads(nt)")                                        \
+    RK_PARALLEL(nt)                                                               \
     {                                                                              \
         int t = 0, stride = 1;                                                     \
         RK_THREAD_NUM(t, stride);                                                  \
@@ -380,7 +389,7 @@ static void rk_pair_##SUF(rk_half *half, int64_t c, int threads,                
                           rk_interrupt *irq) {                                    \
     int running = 2;                                                               \
     int nt = threads > 1 ? 2 : 1;                                                  \
-    _Pragma("omp parallel num_threads(nt)")                                        \
+    RK_PARALLEL(nt)                                                               \
     {                                                                              \
         int t = 0, stride = 1;                                                     \
         RK_THREAD_NUM(t, stride);                                                  \

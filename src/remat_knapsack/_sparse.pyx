@@ -157,12 +157,22 @@ cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
 
 
 cdef void _release(Pool* pool) noexcept nogil:
-    free(pool.W); free(pool.P); free(pool.V)
-    free(pool.W2); free(pool.P2); free(pool.V2)
-    free(pool.K); free(pool.K2)
-    pool.K = NULL; pool.K2 = NULL
-    pool.W = NULL; pool.P = NULL; pool.V = NULL
-    pool.W2 = NULL; pool.P2 = NULL; pool.V2 = NULL
+    free(pool.W)
+    free(pool.P)
+    free(pool.V)
+    free(pool.W2)
+    free(pool.P2)
+    free(pool.V2)
+    free(pool.K)
+    free(pool.K2)
+    pool.K = NULL
+    pool.K2 = NULL
+    pool.W = NULL
+    pool.P = NULL
+    pool.V = NULL
+    pool.W2 = NULL
+    pool.P2 = NULL
+    pool.V2 = NULL
     pool.cap = 0
 
 
@@ -197,7 +207,8 @@ cdef int _local_counts(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t i
     cdef double acc = 0
     if t == NULL or ww == NULL:
-        free(t); free(ww)
+        free(t)
+        free(ww)
         return -1
     for i in range(n):
         t[i + 1] = v[i]
@@ -260,7 +271,9 @@ cdef void _select(DI* a, Py_ssize_t m, Py_ssize_t k) noexcept nogil:
             while a[j].d < p:
                 j -= 1
             if i <= j:
-                tmp = a[i]; a[i] = a[j]; a[j] = tmp
+                tmp = a[i]
+                a[i] = a[j]
+                a[j] = tmp
                 i += 1
                 j -= 1
         if k - 1 <= j:
@@ -309,7 +322,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     1 <= k <= n, and k items that fit (the k lightest). On an interrupt
     (``pool.stop``, ``pool`` may be NULL) the result is meaningless.
     """
-    cdef Py_ssize_t m = n, q, j, kin = 0, it, kk
+    cdef Py_ssize_t m = n, q, j, kin = 0, _it, it, kk
     cdef double lo = 0, hi, x, th, thlo = 0, thhi = 0, wt, lam, tot, mu, win = 0, vin = 0
     cdef double glo = 0, ghi = 0, gx, slo = -1, shi = 1, tan, eps, dmin, step
     for q in range(n):
@@ -322,7 +335,7 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     step = hint / 64
     lo = -1
     hi = -1
-    for it in range(4200):
+    for _it in range(4200):
         if pool != NULL and _tick(pool, m):
             return INFINITY
         gx = x * c + _topk(w, v, a, cand, m, k, x, &th, &wt)
@@ -460,7 +473,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     """
     cdef Py_ssize_t i, b, s, t, k, cnt, ia, ib, out, best_k = -1, lo, m, r
     cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, et, es, Wx, Px
-    cdef double maxP, ub, term, dw, dv, best_W = 0, best_P = 0
+    cdef double maxP, ub, term, dw, dv, best_P = 0
     cdef uint64_t best_V[VW]
     cdef uint64_t bit
     cdef uint64_t* va
@@ -543,7 +556,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             A = <double*>malloc((n + 1) * sizeof(double))
             B = <double*>malloc((n + 1) * sizeof(double))
             if A == NULL or B == NULL:
-                free(A); free(B); free(ltop); free(D)
+                free(A)
+                free(B)
+                free(ltop)
+                free(D)
                 return STATE_LIMIT
             lam = card.lam
             mu = card.mu
@@ -559,12 +575,19 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             kk = _kcount(card, thr)
             ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
             if ubc + sl2 < thr:
-                free(A); free(B); free(ltop); free(D)
+                free(A)
+                free(B)
+                free(ltop)
+                free(D)
                 return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
 
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
-        free(seq); free(A); free(B); free(ltop); free(D)
+        free(seq)
+        free(A)
+        free(B)
+        free(ltop)
+        free(D)
         return STATE_LIMIT
     pool.W[0] = wsum
     pool.P[0] = psum
@@ -594,7 +617,11 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         et = v[t] / w[t] if t < n else 0.0
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
-            free(seq); free(A); free(B); free(ltop); free(D)
+            free(seq)
+            free(A)
+            free(B)
+            free(ltop)
+            free(D)
             return STATE_LIMIT
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
@@ -679,7 +706,6 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             pool.K2[out] = <int32_t>kc
             out += 1
             if Wx <= c and Px >= thr and (not cm or kc == kf):
-                best_W = Wx
                 best_P = Px
                 best_k = k
                 for q in range(VW):
@@ -705,19 +731,38 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             out = pool.beam
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
-            free(seq); free(A); free(B); free(ltop); free(D)
+            free(seq)
+            free(A)
+            free(B)
+            free(ltop)
+            free(D)
             return OVER_BUDGET
         if _tick(pool, ia + ib + 1):
-            free(seq); free(A); free(B); free(ltop); free(D)
+            free(seq)
+            free(A)
+            free(B)
+            free(ltop)
+            free(D)
             return INTERRUPTED
-        tmp = pool.W; pool.W = pool.W2; pool.W2 = tmp
-        tmp = pool.P; pool.P = pool.P2; pool.P2 = tmp
-        tmpv = pool.V; pool.V = pool.V2; pool.V2 = tmpv
-        tmpk = pool.K; pool.K = pool.K2; pool.K2 = tmpk
+        tmp = pool.W
+        pool.W = pool.W2
+        pool.W2 = tmp
+        tmp = pool.P
+        pool.P = pool.P2
+        pool.P2 = tmp
+        tmpv = pool.V
+        pool.V = pool.V2
+        pool.V2 = tmpv
+        tmpk = pool.K
+        pool.K = pool.K2
+        pool.K2 = tmpk
         cnt = out
         k += 1
 
-    free(A); free(B); free(ltop); free(D)
+    free(A)
+    free(B)
+    free(ltop)
+    free(D)
     if pool.runs == 1:
         pool.first_steps = k
         pool.first_best = best_k
@@ -798,7 +843,10 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
                     m += 1
         elif r == NOT_FOUND:
             r = INCONSISTENT
-    free(mark); free(subx); free(sw); free(sv)
+    free(mark)
+    free(subx)
+    free(sw)
+    free(sv)
     return r
 
 
@@ -808,9 +856,14 @@ class StateLimit(Exception):
 
 cdef Pool _new_pool(Py_ssize_t max_states):
     cdef Pool pool
-    pool.W = NULL; pool.P = NULL; pool.V = NULL
-    pool.W2 = NULL; pool.P2 = NULL; pool.V2 = NULL
-    pool.K = NULL; pool.K2 = NULL
+    pool.W = NULL
+    pool.P = NULL
+    pool.V = NULL
+    pool.W2 = NULL
+    pool.P2 = NULL
+    pool.V2 = NULL
+    pool.K = NULL
+    pool.K2 = NULL
     pool.cap = 0
     pool.max_states = max_states
     pool.peak = 0
@@ -979,7 +1032,7 @@ cdef tuple _decided(wa, va_, double c, double lam, double mu, double k, double r
 
 
 cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int integral,
-                       double tol, Pool* pool, xs_a):
+                        double tol, Pool* pool, xs_a):
     """OPT by counts: for every item count k whose count bound can reach the
     incumbent, one count-mode ``_core`` run over the items in descending order
     of d_j = v_j - lam_k w_j - mu_k, starting from the LP's k items.
@@ -1003,7 +1056,8 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
     cdef Py_ssize_t* cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     cdef double sl
     if a == NULL or cand == NULL:
-        free(a); free(cand)
+        free(a)
+        free(cand)
         raise MemoryError("sparse: count bounds")
     try:
         cw = np.cumsum(ws_a)
@@ -1088,7 +1142,8 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
         cards = [(k, lam_mu[1], lam_mu[2]) for k, lam_mu in sorted(found.items()) if lam_mu[0] >= z - tol]
         return z, cards
     finally:
-        free(a); free(cand)
+        free(a)
+        free(cand)
 
 
 cdef Py_ssize_t _count_run(const double[::1] w, const double[::1] v, double c, double goal,
@@ -1131,9 +1186,9 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
 
 
 cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
-                        double c, int integral, double tol, Pool* pool,
-                        const Card* card, uint8_t[::1] xs, double* z,
-                        Py_ssize_t* b) except -9:
+                         double c, int integral, double tol, Pool* pool,
+                         const Card* card, uint8_t[::1] xs, double* z,
+                         Py_ssize_t* b) except -9:
     """OPT and an optimal set (efficiency order) into ``xs``.
 
     With integer values and an active cardinality bound (mu != 0), first a
@@ -1151,7 +1206,8 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
-            U = floor(float(np.sum(vs[:bb])) + (c - (float(cw[bb - 1]) if bb > 0 else 0.0)) * vs[bb] / ws[bb] + ABS_SLACK)
+            room = c - (float(cw[bb - 1]) if bb > 0 else 0.0)
+            U = floor(float(np.sum(vs[:bb])) + room * vs[bb] / ws[bb] + ABS_SLACK)
             U = _card_target(card, base, U)
             pool.beam = BEAM
             with nogil:
@@ -1373,9 +1429,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     decide runs are count-mode runs (items in descending d = v - lam_k w -
     mu_k) and a count bound joins the O(1) tests.
     """
-    cdef Py_ssize_t nu = free_idx.shape[0], k, i, m, nsub, r, queries = 0, q
+    cdef Py_ssize_t nu = free_idx.shape[0], k, m, nsub, r, queries = 0, q
     cdef Py_ssize_t no_runs = 0, no_states = 0, g0, kneed = 0
-    cdef double ub, lag, zz, sl, lamk = 0, muk = 0
+    cdef double ub, lag, slack, zz, sl, lamk = 0, muk = 0
     cdef Py_ssize_t bb
     cdef Card qcard = card[0]
     cdef Card kcard
@@ -1490,7 +1546,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                         if pre_v[k] < goal:  # not even all of them
                             kk = INFINITY
                     lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
-                    if lag + ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt)) < tgt - tol:
+                    slack = ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt))
+                    if lag + slack < tgt - tol:
                         ub = -INFINITY
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.

@@ -165,7 +165,9 @@ def solve_hirschberg(
     detail = f"capacity {c}, {n} items"
     dtype, need = _precision("hirschberg", lambda t: hirschberg_bytes(items, t), memory_limit, detail)
     sel = np.zeros(n, dtype=np.uint8)
-    stats: dict[str, Any] = {"precision": np.dtype(dtype).name, "frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0}
+    stats: dict[str, Any] = {
+        "precision": np.dtype(dtype).name, "frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0
+    }
     peak = need
     if n:
         row_bytes = _row_bytes(c, dtype)

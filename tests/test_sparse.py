@@ -489,3 +489,20 @@ def test_odd_integer_runtimes_beyond_2_53_brute_force(case):
     s = solve([float(a) for a in w], [float(x) for x in r], float(cap), solver="sparse", scale=1)
     assert sum(w[i] for i in s.saved) <= cap
     assert val - sum(r[i] for i in s.saved) <= len(w) * 2.0**-52 * sum(r)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exact_canonical_fallback_is_dp(seed):
+    # The Python-integer fallback of scale=None (a relaxation's set over the
+    # exact budget) must return dp_knapsack's canonical set on its own.
+    from remat_knapsack.sparse import _exact_canonical
+
+    rng = np.random.default_rng(seed)
+    for _ in range(50):
+        n = int(rng.integers(1, 10))
+        g = rng.integers(1, 20, n).tolist()
+        v = rng.integers(1, 6, n).astype(float).tolist()
+        cap = int(rng.integers(0, sum(g) + 1))
+        want = solve(g, v, cap, scale=1, solver="dp").saved
+        got = _exact_canonical(g, v, cap, 0.0, 10**6, "test").tolist()
+        assert got == want, (g, v, cap)

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-__all__ = ["grid_exponent", "floor_grid", "grid_integers"]
+__all__ = ["grid_exponent", "floor_grid", "grid_integers", "pareto_step"]
 
 #: Grid sums below this are exact in int64 (with room for one more weight).
 INT64_SAFE = 1 << 62
@@ -49,3 +49,37 @@ def grid_integers(w: np.ndarray, e: int) -> np.ndarray | list[int]:
     if top - e <= 61:
         return np.ldexp(w, -e).astype(np.int64)  # integers below 2**61: exact
     return [floor_grid(x, e) for x in w.tolist()]
+
+
+def pareto_step(W: list[int], P: list[float], g: int, v: float, cap: int) -> tuple[list[int], list[float]]:
+    """One item (integer weight g, value v) merged into a Pareto front, on
+    Python integers (exact at any size; the kernels' fallback).
+
+    ``W`` ascending with ``P`` strictly ascending; the result keeps the states
+    without the item and with it (up to ``cap``) that no lighter state beats.
+    On equal weight the larger value wins, and a tie goes to the state without
+    the item, as in the kernels. O(len(W)).
+
+    >>> pareto_step([0, 2], [0.0, 3.0], 1, 2.0, 3)
+    ([0, 1, 2, 3], [0.0, 2.0, 3.0, 5.0])
+    """
+    nW: list[int] = []
+    nP: list[float] = []
+    ia = ib = 0
+    m = len(W)
+    maxp = -math.inf
+    while True:
+        b_ok = ib < m and W[ib] + g <= cap
+        if ia < m and (not b_ok or W[ia] < W[ib] + g or (W[ia] == W[ib] + g and P[ia] >= P[ib] + v)):
+            wx, px = W[ia], P[ia]
+            ia += 1
+        elif b_ok:
+            wx, px = W[ib] + g, P[ib] + v
+            ib += 1
+        else:
+            break
+        if px > maxp:
+            maxp = px
+            nW.append(wx)
+            nP.append(px)
+    return nW, nP

@@ -178,6 +178,7 @@ import numpy as np
 from . import _sparse
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
+from ._grid import pareto_step
 from ._memory import available_bytes
 from ._validate import Items, excess_weight
 from .errors import SolverMemoryError
@@ -324,26 +325,7 @@ def _exact_canonical(g, v, cap, tol, max_states, detail):
     fronts: list[tuple[list[int], list[float]]] = [([0], [0.0])]
     kept = 1
     for gi, vi in zip(g, v):
-        W, P = fronts[-1]
-        nW: list[int] = []
-        nP: list[float] = []
-        ia = ib = 0
-        m = len(W)
-        maxp = -math.inf
-        while True:
-            b_ok = ib < m and W[ib] + gi <= cap
-            if ia < m and (not b_ok or W[ia] < W[ib] + gi or (W[ia] == W[ib] + gi and P[ia] >= P[ib] + vi)):
-                wx, px = W[ia], P[ia]
-                ia += 1
-            elif b_ok:
-                wx, px = W[ib] + gi, P[ib] + vi
-                ib += 1
-            else:
-                break
-            if px > maxp:
-                maxp = px
-                nW.append(wx)
-                nP.append(px)
+        nW, nP = pareto_step(*fronts[-1], gi, vi, cap)
         kept += len(nW)
         if kept > max_states:
             raise _state_error("sparse", len(g), max_states, detail + ", exact real-weight frontiers outgrew the limit")

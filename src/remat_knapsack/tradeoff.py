@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from . import _frontier
-from ._grid import floor_grid, grid_exponent, grid_integers
+from ._grid import floor_grid, grid_exponent, grid_integers, pareto_step
 from ._memory import available_bytes
 from ._validate import Problem, as_real, check_memory_limit, quantise_budget, validate
 from .errors import SolverMemoryError
@@ -341,26 +341,7 @@ def _pareto_python(
     merge and tie rule; slow, exact."""
     W, P = [0], [0.0]
     for gi, vi in zip(g, v):
-        nW: list[int] = []
-        nP: list[float] = []
-        ia = ib = 0
-        m = len(W)
-        maxp = -math.inf
-        while True:
-            if ib < m and W[ib] + gi <= cap and (
-                ia >= m or W[ib] + gi < W[ia] or (W[ib] + gi == W[ia] and P[ib] + vi > P[ia])
-            ):
-                wx, px = W[ib] + gi, P[ib] + vi
-                ib += 1
-            elif ia < m:
-                wx, px = W[ia], P[ia]
-                ia += 1
-            else:
-                break
-            if px > maxp:
-                maxp = px
-                nW.append(wx)
-                nP.append(px)
+        nW, nP = pareto_step(W, P, gi, vi, cap)
         if len(nW) > max_states:
             more = _ITEM_BYTES * len(g) + _PY_STATE_BYTES * len(nW)
             raise SolverMemoryError("frontier", more, limit, f"{len(g)} items: the Pareto states outgrew {max_states}")

@@ -165,6 +165,11 @@ cdef void _release(Pool* pool) noexcept nogil:
     free(pool.V2)
     free(pool.K)
     free(pool.K2)
+    _clear(pool)
+
+
+cdef void _clear(Pool* pool) noexcept nogil:
+    """No buffers: what a new pool starts with and a released one returns to."""
     pool.K = NULL
     pool.K2 = NULL
     pool.W = NULL
@@ -856,15 +861,7 @@ class StateLimit(Exception):
 
 cdef Pool _new_pool(Py_ssize_t max_states):
     cdef Pool pool
-    pool.W = NULL
-    pool.P = NULL
-    pool.V = NULL
-    pool.W2 = NULL
-    pool.P2 = NULL
-    pool.V2 = NULL
-    pool.K = NULL
-    pool.K2 = NULL
-    pool.cap = 0
+    _clear(&pool)
     pool.max_states = max_states
     pool.peak = 0
     pool.generated = 0

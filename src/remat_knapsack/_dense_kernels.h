@@ -11,17 +11,66 @@
 #ifndef REMAT_KNAPSACK_DENSE_KERNELS_H
 #define REMAT_KNAPSACK_DENSE_KERNELS_H
 
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Portability: the atomics, the clock and the yield, with GCC/Clang builtins
+ * and POSIX, or their MSVC/Windows equivalents (x86-64 only, where volatile
+ * accesses have acquire/release semantics under MSVC's default /volatile:ms).
+ * The MSVC branch is built by the Windows wheel job only. */
+#if defined(_MSC_VER) && !defined(__clang__)
+#include <windows.h>
+#include <intrin.h>
+#define restrict __restrict
+#define RK_LOAD_RELAXED(p) (*(volatile const int *)(p))
+#define RK_STORE_RELAXED(p, x) (*(volatile int *)(p) = (x))
+#define RK_LOAD_ACQUIRE(p) (*(volatile const int *)(p))
+#define RK_DECREMENT_RELEASE(p) _InterlockedDecrement((volatile long *)(p))
+static inline int64_t rk_load(const int64_t *p) { return *(volatile const int64_t *)p; }
+static inline void rk_store(int64_t *p, int64_t x) { *(volatile int64_t *)p = x; }
+static inline void rk_pause(void) { _mm_pause(); }
+static inline void rk_yield(void) { SwitchToThread(); }
+static inline void rk_nap(void) { Sleep(0); }
+static inline int64_t rk_now_ns(void) {
+    LARGE_INTEGER f, c;
+    QueryPerformanceFrequency(&f);
+    QueryPerformanceCounter(&c);
+    return (int64_t)((double)c.QuadPart * (1e9 / (double)f.QuadPart));
+}
+#else
+#include <sched.h>
 #include <time.h>
+#define RK_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define RK_STORE_RELAXED(p, x) __atomic_store_n((p), (x), __ATOMIC_RELAXED)
+#define RK_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define RK_DECREMENT_RELEASE(p) __atomic_sub_fetch((p), 1, __ATOMIC_RELEASE)
+static inline int64_t rk_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+static inline void rk_store(int64_t *p, int64_t x) { __atomic_store_n(p, x, __ATOMIC_RELEASE); }
+static inline void rk_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+static inline void rk_yield(void) { sched_yield(); }
+static inline void rk_nap(void) {
+    struct timespec t = {0, 20000};
+    nanosleep(&t, NULL);
+}
+static inline int64_t rk_now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+#endif
 
 #define RK_CHUNK 8192
 
 /* A parallel region of nt threads with OpenMP; without it (Apple clang) the
  * block runs once on the calling thread, which the kernels handle (stride 1). */
-#ifdef _OPENMP
+#if defined(_OPENMP) && defined(_MSC_VER) && !defined(__clang__)
+#define RK_PARALLEL(nt) __pragma(omp parallel num_threads(nt))
+#elif defined(_OPENMP)
 #define RK_PRAGMA(x) _Pragma(#x)
 #define RK_PARALLEL(nt) RK_PRAGMA(omp parallel num_threads(nt))
 #else
@@ -148,12 +197,12 @@ typedef struct {
 } rk_interrupt;
 
 static inline int rk_stopped(rk_interrupt *irq) {
-    return __atomic_load_n(&irq->stop, __ATOMIC_RELAXED);
+    return RK_LOAD_RELAXED(&irq->stop);
 }
 /* Run the check now; returns whether the work must stop. */
 static inline int rk_poll(rk_interrupt *irq) {
     if (irq->check != NULL && !rk_stopped(irq) && irq->check())
-        __atomic_store_n(&irq->stop, 1, __ATOMIC_RELAXED);
+        RK_STORE_RELAXED(&irq->stop, 1);
     return rk_stopped(irq);
 }
 
@@ -173,8 +222,6 @@ static inline int rk_poll(rk_interrupt *irq) {
 #define RK_DONE_ALL INT64_MIN
 #define RK_WAVEFRONT_CHUNK 4096
 
-static inline int64_t rk_load(const int64_t *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
-static inline void rk_store(int64_t *p, int64_t x) { __atomic_store_n(p, x, __ATOMIC_RELEASE); }
 static inline int64_t rk_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Count cells of work done; when `every` have gone by, poll (or, without
  * may_check, only look at stop). Returns whether the work must stop. */
@@ -201,11 +248,6 @@ static inline int rk_zero(void *p, int64_t n, size_t size, int64_t *work,
 /* Waiting threads poll by the clock: a sched_yield or a nap can take a whole
  * time slice on a loaded machine. */
 #define RK_POLL_NS 5000000
-static inline int64_t rk_now_ns(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
-}
 /* One round of waiting: spin a little, then give the core away (the other
  * thread may be descheduled; with nap, sleep too). When polling is due (may_check
  * and RK_POLL_NS since *last, which starts at 0), poll. Returns whether the
@@ -214,17 +256,13 @@ static inline int rk_idle(unsigned *spins, int64_t *last, int nap, rk_interrupt 
                           int may_check) {
     if (rk_stopped(irq)) return 1;
     if (++*spins < 2048) {
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        rk_pause();
         return 0;
     }
-    if (nap) {
-        struct timespec t = {0, 20000};
-        nanosleep(&t, NULL);
-    } else {
-        sched_yield();
-    }
+    if (nap)
+        rk_nap();
+    else
+        rk_yield();
     if (may_check && irq->check != NULL) {
         int64_t now = rk_now_ns();
         if (*last == 0) *last = now;
@@ -380,7 +418,7 @@ typedef struct {
 static inline void rk_watch(const int *running, rk_interrupt *irq) {
     unsigned spins = 0;
     int64_t last = 0;
-    while (__atomic_load_n(running, __ATOMIC_ACQUIRE) > 0)
+    while (RK_LOAD_ACQUIRE(running) > 0)
         if (rk_idle(&spins, &last, 1, irq, 1)) return;
 }
 
@@ -398,7 +436,7 @@ static void rk_pair_##SUF(rk_half *half, int64_t c, int threads,                
             x->err = rk_profile_##SUF(x->w, x->v, x->n, c, x->extra, x->blo,       \
                                       x->bhi, (T *)x->dp, NULL, NULL, NULL, 1,     \
                                       irq, t == 0);                                \
-            __atomic_sub_fetch(&running, 1, __ATOMIC_RELEASE);                     \
+            RK_DECREMENT_RELEASE(&running);                                        \
         }                                                                          \
         if (t == 0 && stride > 1) rk_watch(&running, irq);                         \
     }                                                                              \

@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import os
-import resource
+import sys
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None  # type: ignore[assignment]
 
 from .errors import SolverMemoryError
 
@@ -16,9 +21,10 @@ _HEADROOM = 0.9
 def available_bytes() -> int:
     """Bytes this process can still allocate: MemAvailable, capped by RLIMIT_AS."""
     avail = _meminfo_available()
-    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
-    if soft != resource.RLIM_INFINITY:
-        avail = min(avail, max(0, soft - _vm_size()))
+    if resource is not None:
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            avail = min(avail, max(0, soft - _vm_size()))
     return int(avail * _HEADROOM)
 
 
@@ -30,13 +36,35 @@ def check_memory(solver: str, needed: int, memory_limit: int | None, detail: str
 
 
 def _meminfo_available() -> int:
+    """Linux: MemAvailable; Windows: the available physical memory; other
+    POSIX systems (macOS): free pages, else all physical pages."""
     avail = _proc_bytes("/proc/meminfo", "MemAvailable:")
     if avail is not None:
         return avail
-    try:
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
+    if sys.platform == "win32":  # pragma: no cover - Windows
+        return _windows_available()
+    for pages in ("SC_AVPHYS_PAGES", "SC_PHYS_PAGES"):  # pragma: no cover - non-Linux
+        try:
+            return os.sysconf(pages) * os.sysconf("SC_PAGE_SIZE")
+        except (ValueError, OSError, AttributeError):
+            continue
+    return 1 << 62  # pragma: no cover
+
+
+def _windows_available() -> int:  # pragma: no cover - Windows
+    import ctypes
+
+    class MemoryStatusEx(ctypes.Structure):
+        _fields_ = [("dwLength", ctypes.c_ulong), ("dwMemoryLoad", ctypes.c_ulong)] + [
+            (name, ctypes.c_ulonglong)
+            for name in ("total_phys", "avail_phys", "total_page", "avail_page", "total_virt", "avail_virt", "ext")
+        ]
+
+    stat = MemoryStatusEx()
+    stat.dwLength = ctypes.sizeof(stat)
+    if not ctypes.windll.kernel32.GlobalMemoryStatusEx(ctypes.byref(stat)):
         return 1 << 62
+    return int(stat.avail_phys)
 
 
 def _vm_size() -> int:

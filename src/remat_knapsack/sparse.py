@@ -156,8 +156,9 @@ decimal runtimes such as 0.1 and 0.37 whose 53-bit mantissas on one grid
 need more than 53 bits) sums are float64 and values within
 min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
 (``_value_tolerance``; n 2**-52 covers the rounding of any float64 subset
-sum): the optimum found is within that of the true one and the tie rule
-applies among such near-ties.
+sum): the optimum found is within that, plus one unit in the last place of
+the optimum (the threshold goal + tolerance is itself rounded), of the true
+one, and the tie rule applies among such near-ties.
 
 >>> from remat_knapsack import solve
 >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")

@@ -12,7 +12,7 @@ except ImportError:  # Windows
 
 from .errors import SolverMemoryError
 
-__all__ = ["available_bytes", "check_memory"]
+__all__ = ["available_bytes", "check_memory", "limit_bytes"]
 
 # Keep this much of the available memory for the interpreter and the caller.
 _HEADROOM = 0.9
@@ -28,9 +28,15 @@ def available_bytes() -> int:
     return int(avail * _HEADROOM)
 
 
+def limit_bytes(memory_limit: int | None) -> int:
+    """Bytes a solve may allocate: ``memory_limit``, capped by what is available."""
+    avail = available_bytes()
+    return avail if memory_limit is None else min(int(memory_limit), avail)
+
+
 def check_memory(solver: str, needed: int, memory_limit: int | None, detail: str = "") -> None:
     """Raise :class:`SolverMemoryError` if ``needed`` bytes do not fit."""
-    limit = available_bytes() if memory_limit is None else min(int(memory_limit), available_bytes())
+    limit = limit_bytes(memory_limit)
     if needed > limit:
         raise SolverMemoryError(solver, needed, limit, detail)
 

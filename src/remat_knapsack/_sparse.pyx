@@ -193,6 +193,15 @@ cdef inline bint _tick(Pool* pool, Py_ssize_t work) noexcept nogil:
     return pool.stop
 
 
+cdef inline void _free_core(void* seq, void* A, void* B, void* ltop, void* D) noexcept nogil:
+    """The scratch buffers ``_core`` allocates (any may be NULL)."""
+    free(seq)
+    free(A)
+    free(B)
+    free(ltop)
+    free(D)
+
+
 cdef inline double _slack(double a, double b) noexcept nogil:
     """Rounding allowance of a bound a + b computed in float64."""
     return ABS_SLACK + REL_SUM * (fabs(a) + fabs(b))
@@ -561,10 +570,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             A = <double*>malloc((n + 1) * sizeof(double))
             B = <double*>malloc((n + 1) * sizeof(double))
             if A == NULL or B == NULL:
-                free(A)
-                free(B)
-                free(ltop)
-                free(D)
+                _free_core(NULL, A, B, ltop, D)
                 return STATE_LIMIT
             lam = card.lam
             mu = card.mu
@@ -580,19 +586,12 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             kk = _kcount(card, thr)
             ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
             if ubc + sl2 < thr:
-                free(A)
-                free(B)
-                free(ltop)
-                free(D)
+                _free_core(NULL, A, B, ltop, D)
                 return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
 
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
-        free(seq)
-        free(A)
-        free(B)
-        free(ltop)
-        free(D)
+        _free_core(seq, A, B, ltop, D)
         return STATE_LIMIT
     pool.W[0] = wsum
     pool.P[0] = psum
@@ -622,11 +621,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         et = v[t] / w[t] if t < n else 0.0
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
-            free(seq)
-            free(A)
-            free(B)
-            free(ltop)
-            free(D)
+            _free_core(seq, A, B, ltop, D)
             return STATE_LIMIT
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
@@ -736,18 +731,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             out = pool.beam
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
-            free(seq)
-            free(A)
-            free(B)
-            free(ltop)
-            free(D)
+            _free_core(seq, A, B, ltop, D)
             return OVER_BUDGET
         if _tick(pool, ia + ib + 1):
-            free(seq)
-            free(A)
-            free(B)
-            free(ltop)
-            free(D)
+            _free_core(seq, A, B, ltop, D)
             return INTERRUPTED
         tmp = pool.W
         pool.W = pool.W2
@@ -764,10 +751,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         cnt = out
         k += 1
 
-    free(A)
-    free(B)
-    free(ltop)
-    free(D)
+    _free_core(NULL, A, B, ltop, D)
     if pool.runs == 1:
         pool.first_steps = k
         pool.first_best = best_k

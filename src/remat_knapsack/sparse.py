@@ -180,7 +180,7 @@ from . import _sparse
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
 from ._grid import pareto_step
-from ._memory import available_bytes
+from ._memory import limit_bytes
 from ._validate import Items, excess_weight
 from .errors import SolverMemoryError
 
@@ -208,8 +208,7 @@ def _max_states(solver: str, n: int, memory_limit: int | None, detail: str) -> i
     """Check the up-front allocation (as ``check_memory`` does) and return how
     many state slots the kernel may grow to within the same limit."""
     base = sparse_bytes(n)
-    avail = available_bytes()
-    limit = avail if memory_limit is None else min(int(memory_limit), avail)
+    limit = limit_bytes(memory_limit)
     if base > limit:
         raise SolverMemoryError(solver, base, limit, detail)
     return max(_MIN_STATES, (limit - _ITEM_BYTES * n) // STATE_BYTES)

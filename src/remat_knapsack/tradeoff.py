@@ -48,7 +48,7 @@ import numpy as np
 
 from . import _frontier
 from ._grid import floor_grid, grid_exponent, grid_integers, pareto_step
-from ._memory import available_bytes
+from ._memory import limit_bytes
 from ._validate import Problem, as_real, check_memory_limit, quantise_budget, validate
 from .errors import SolverMemoryError
 
@@ -281,8 +281,7 @@ def _limit_states(n: int, cap: int, memory_limit: int | None, state_bytes: int) 
     """(max state slots, limit in bytes). The states are at most
     min(cap + 1, 2**n); the pass starts with up to 256 slots and doubles.
     SolverMemoryError if not even the start fits."""
-    avail = available_bytes()
-    limit = avail if memory_limit is None else min(int(memory_limit), avail)
+    limit = limit_bytes(memory_limit)
     most = min(cap + 1, 1 << min(n, 62))
     base = _ITEM_BYTES * n + min(_FIRST_STATES, most) * state_bytes
     if base > limit:

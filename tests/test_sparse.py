@@ -499,7 +499,7 @@ def test_odd_integer_runtimes_beyond_2_53_brute_force(case):
 def test_exact_canonical_fallback_is_dp(seed):
     # The Python-integer fallback of scale=None (a relaxation's set over the
     # exact budget) must return dp_knapsack's canonical set on its own.
-    from remat_knapsack.sparse import _exact_canonical
+    from remat_knapsack._real import _exact_canonical
 
     rng = np.random.default_rng(seed)
     for _ in range(50):

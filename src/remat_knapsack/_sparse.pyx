@@ -48,6 +48,7 @@ from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
+from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
 
 cdef enum:
     # Results of ``_core`` and of the runs built on it.
@@ -508,7 +509,9 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef double* D = NULL
     cdef double kf = 0, lcmk = 0
     cdef double maxPK[2 * KWIN + 1]
-    cdef Py_ssize_t nd
+    cdef Py_ssize_t nd, best_item = -1
+    cdef Pairs pr
+    cdef Pair pb
 
     pool.runs += 1
     if card != NULL and card.kfix >= 0:
@@ -589,6 +592,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 _free_core(NULL, A, B, ltop, D)
                 return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
 
+    pairs_init(&pr)
     seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if seq == NULL or _reserve(pool, 2) < 0:
         _free_core(seq, A, B, ltop, D)
@@ -622,6 +626,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         es = v[s] / w[s] if s >= 0 else 0.0
         if _reserve(pool, 2 * cnt) < 0:
             _free_core(seq, A, B, ltop, D)
+            pairs_free(&pr)
             return STATE_LIMIT
         word = (k % VBITS) >> 6
         bit = (<uint64_t>1) << (k & 63)
@@ -708,6 +713,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             if Wx <= c and Px >= thr and (not cm or kc == kf):
                 best_P = Px
                 best_k = k
+                best_item = -1
                 for q in range(VW):
                     best_V[q] = vo[q]
                 if decide:
@@ -729,12 +735,34 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 for m in range(VW):
                     pool.V2[q * VW + m] = pool.V2[ia * VW + m]
             out = pool.beam
+        if not found and not cm and out >= PAIR_MIN and (PAIR_MIN == 1 or (out >= 2 * pr.last and 4 * out >= n)):
+            if pair_pass(w, v, n, c, s, t, pool.W2, pool.P2, out, &pr, &pb) < 0:
+                _free_core(seq, A, B, ltop, D)
+                pairs_free(&pr)
+                return STATE_LIMIT
+            if pb.item >= 0 and pb.value >= thr:
+                # A state plus (or minus) one item outside the core.
+                best_P = pb.value
+                best_k = k
+                best_item = pb.item
+                for q in range(VW):
+                    best_V[q] = pool.V2[pb.state * VW + q]
+                if decide:
+                    found = 1
+                else:
+                    thr = best_P + 1.0 if integral else best_P + tol
+                    if A != NULL:
+                        kk = _kcount(card, thr)
+                    if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr:
+                        found = 1
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
             _free_core(seq, A, B, ltop, D)
+            pairs_free(&pr)
             return OVER_BUDGET
         if _tick(pool, ia + ib + 1):
             _free_core(seq, A, B, ltop, D)
+            pairs_free(&pr)
             return INTERRUPTED
         tmp = pool.W
         pool.W = pool.W2
@@ -752,6 +780,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         k += 1
 
     _free_core(NULL, A, B, ltop, D)
+    pairs_free(&pr)
     if pool.runs == 1:
         pool.first_steps = k
         pool.first_best = best_k
@@ -772,6 +801,8 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     for k in range(lo, best_k + 1):
         if (best_V[(k % VBITS) >> 6] >> (k & 63)) & 1:
             x[seq[k]] ^= 1
+    if best_item >= 0:
+        x[best_item] ^= 1
     if lo == 0:
         free(seq)
         return FOUND
@@ -867,6 +898,18 @@ cdef Py_ssize_t TRY_PER_ITEM = 5
 cdef Py_ssize_t COUNT_STATES = 200000
 cdef Py_ssize_t COUNT_PER_ITEM = 20
 cdef bint FORCE_COUNT = False
+# Pair states with items outside the core (``_pairs.pxd``) once a step keeps
+# this many states (and a quarter of the items), and again each time that doubles.
+cdef Py_ssize_t PAIR_MIN = 64
+
+
+def _configure_pairing(Py_ssize_t min_states):
+    """For tests: pair from ``min_states`` states (1: every step of every run).
+    Returns the previous value."""
+    global PAIR_MIN
+    old = PAIR_MIN
+    PAIR_MIN = min_states
+    return old
 
 
 def _configure_count_path(bint force, Py_ssize_t states, Py_ssize_t per_item):

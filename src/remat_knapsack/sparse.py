@@ -255,8 +255,24 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
         g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
     total = math.fsum(g.tolist()) if np.all(np.isfinite(g)) else math.inf
     if total < _EXACT:
-        return g, True
+        return _divide_gcd(g), True
     return v, False
+
+
+def _divide_gcd(g: np.ndarray) -> np.ndarray:
+    """Integers below 2**53 divided by their greatest common divisor.
+
+    Divisibility (Martello, Pisinger and Toth 1999): when every value is a
+    multiple of d (profit ceiling items, v = d ceil(w / d)), a better set is
+    worth at least d more, and on the divided values the kernel's integer
+    rounding of its bounds sees that. Weights likewise: every subset sum is a
+    multiple of d, so the capacity can drop to a multiple of d. Exact: the
+    quotients are integers and float64 holds them.
+    """
+    if g.size == 0:
+        return g
+    d = int(np.gcd.reduce(g.astype(np.int64)))
+    return g / d if d > 1 else g
 
 
 def _value_tolerance(v: np.ndarray) -> float:
@@ -273,7 +289,12 @@ def _value_tolerance(v: np.ndarray) -> float:
 
 
 def _run(w, v, c, integral, tol, max_states, detail):
+    """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
+    if w.size:
+        d = float(np.gcd.reduce(w.astype(np.int64)))
+        if d > 1:  # every subset sum is a multiple of d (``_divide_gcd``)
+            w, c = w / d, math.floor(c / d)
     try:
         stats = _sparse.solve(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:

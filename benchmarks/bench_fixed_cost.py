@@ -65,15 +65,20 @@ def main(argv: list[str] | None = None) -> None:
     print(f"fixed cost of solve, every item fits, n={args.n}, median of {reps} calls, ms")
     print(f"{'input':<20} {'scale':>6} {'sparse':>8} {'auto':>8} {'validate':>9} {'quantise':>9} {'rest':>7}")
     for label, memory, runtimes, cap, scale in cases(args.n):
-        total = median_ms(lambda: solve(memory, runtimes, cap, scale=scale, solver="sparse"), reps)
-        auto = median_ms(lambda: solve(memory, runtimes, cap, scale=scale, solver="auto"), reps)
-        checks = median_ms(lambda: validate(memory, runtimes, cap, None), reps)
-        full = checks if scale is None else median_ms(lambda: validate(memory, runtimes, cap, scale), reps)
+        total, auto, checks, full = row(memory, runtimes, cap, scale, reps)
         print(
             f"{label:<20} {scale!s:>6} {total:8.3f} {auto:8.3f} {checks:9.3f} "
             f"{full - checks:9.3f} {total - full:7.3f}"
         )
 
+
+def row(memory: Any, runtimes: Any, cap: float, scale: float | None, reps: int) -> tuple[float, float, float, float]:
+    """Medians of solve (sparse, auto), validate without and with quantisation."""
+    total = median_ms(lambda: solve(memory, runtimes, cap, scale=scale, solver="sparse"), reps)
+    auto = median_ms(lambda: solve(memory, runtimes, cap, scale=scale, solver="auto"), reps)
+    checks = median_ms(lambda: validate(memory, runtimes, cap, None), reps)
+    full = checks if scale is None else median_ms(lambda: validate(memory, runtimes, cap, scale), reps)
+    return total, auto, checks, full
 
 if __name__ == "__main__":
     main()

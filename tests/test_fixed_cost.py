@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from remat_knapsack import api, solve
 from remat_knapsack._fsum import fsum
-from remat_knapsack._validate import Items, active_items, validate
+from remat_knapsack._validate import active_items, validate
 from remat_knapsack.instances import paper, pisinger
 
 
@@ -186,7 +186,11 @@ def test_an_item_whose_float_raises_propagates_its_error():
 
 @pytest.mark.parametrize(
     "item, match",
-    [(10**400, r"memory\[3\] = 1000.* beyond the range of float64"), ("1", r"memory\[3\] is not a number"), (None, "not a number")],
+    [
+        (10**400, r"memory\[3\] = 1000.* beyond the range of float64"),
+        ("1", r"memory\[3\] is not a number"),
+        (None, "not a number"),
+    ],
 )
 def test_unconvertible_items_are_named(item, match):
     memory = [0.1, 0.2, 0.3, item]

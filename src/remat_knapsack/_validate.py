@@ -8,6 +8,7 @@ and (when ``scale`` is not None) the integer weights and capacity PyTorch's
 from __future__ import annotations
 
 import math
+import struct
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -129,13 +130,19 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
         cap: Any = problem.capacity
     else:
         w, cap = problem.memory, problem.max_memory
+    none = np.zeros(0, dtype=np.int64)
+    if not w.size or (float(v.min()) > 0 and w.min() > 0 and w.max() <= cap):
+        # Every item is undecided (the common case): no masks, no gathers.
+        return Items(np.arange(w.size, dtype=np.int64), w.copy(), v.astype(np.float64), cap, none)
     positive = v > 0
-    forced = np.flatnonzero(positive & (w == 0))
-    keep = np.flatnonzero(positive & (w > 0) & (w <= cap))
+    zero = w == 0
+    forced = np.flatnonzero(positive & zero) if zero.any() else none
+    mask = positive & ~zero & (w <= cap)
     if not quantised:
         # Zero-weight items are free; the rest share what they leave.
         cap = cap - float(np.sum(w[forced])) if forced.size else cap
-    return Items(keep.astype(np.int64), w[keep], v[keep].astype(np.float64), cap, forced.astype(np.int64))
+    keep = np.flatnonzero(mask)
+    return Items(keep.astype(np.int64, copy=False), w[mask], v[mask], cap, forced.astype(np.int64, copy=False))
 
 
 def all_fit(items: Items) -> bool:
@@ -176,13 +183,8 @@ def excess_weight(weights: np.ndarray, capacity: Any) -> float:
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, (list, tuple)):
-        # The fast path: array('d') converts in C (ints, floats, numpy scalars,
-        # bools; strings, None, nested lists and ints beyond float64 raise).
-        try:
-            out = np.frombuffer(array("d", x), dtype=np.float64)
-        except (TypeError, ValueError, OverflowError):
-            pass  # the general path below names the bad item
-        else:
+        out = _pack_floats(x)
+        if out is not None:
             if out.size:
                 _reject_bools(x, out, name)
             return out
@@ -213,6 +215,28 @@ def _as_float_array(x: Any, name: str) -> np.ndarray:
     _name_bad_item(seq, name)
     with np.errstate(over="ignore", invalid="ignore"):
         return arr.astype(np.float64)
+
+
+def _pack_floats(x: list[Any] | tuple[Any, ...]) -> np.ndarray | None:
+    """A list of numbers as float64 in C, or None when an item is not one.
+
+    struct and array('d') both convert each item with ``PyFloat_AsDouble``
+    (ints, floats, numpy scalars, bools); struct is about twice as fast, as it
+    does not parse a format per item. When struct refuses an item (strings,
+    None, nested lists, ints beyond float64), array('d') runs again so that
+    any exception that is not a conversion error propagates as it always did.
+    """
+    out = np.empty(len(x), dtype=np.float64)
+    try:
+        struct.pack_into(f"{len(x)}d", out, 0, *x)
+    except struct.error:
+        pass
+    else:
+        return out
+    try:
+        return np.frombuffer(array("d", x), dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        return None  # the general path names the bad item
 
 
 def _reject_bools(x: Any, out: np.ndarray, name: str) -> None:

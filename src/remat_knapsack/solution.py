@@ -15,8 +15,9 @@ class Solution:
     Attributes
     ----------
     value : float
-        Sum of the saved items' runtimes, re-summed in float64 from the chosen
-        items (whatever precision the solver's tables used).
+        Sum of the saved items' runtimes, correctly rounded (``math.fsum``),
+        re-summed from the chosen items whatever precision the solver's
+        tables used.
     saved : list[int]
         Indices of the activations to keep, ascending.
     recomputed : list[int]

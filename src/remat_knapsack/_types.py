@@ -1,0 +1,315 @@
+"""Identical items as one type with a count: exact canonical sets for instances
+with few distinct (weight, value) pairs, the shape of real graphs.
+
+Items are grouped into T types (equal exact weight and equal value); type t
+has ``count_t`` copies at ascending positions ``pos_t``. Every set is then a
+count vector y (0 <= y_t <= count_t) plus a choice of copies.
+
+**Which copies.** Among sets with the same counts, dp_knapsack's tie rule
+(leave out the highest index whenever the optimum stays reachable) prefers
+the lowest y_t copies of each type: at the highest index where such a set
+and any other set with the same counts differ, the other set holds a copy
+above one that this set holds, so this set is the one leaving it out.
+
+**Which counts.** With L(y) the last position used, max over t of
+``pos_t[y_t - 1]``, the backtrack's first kept item is the smallest L(y)
+over optimal y: every item above it can be left out (a witness avoids them)
+and the item at it cannot (no optimal y stays below it). That item has some
+type t; then every copy of t below it is kept too: if a lower copy could be
+left out, a witness y' without it plus the items kept since (K) and that
+copy would be an optimal set below the first kept item, y' + K + e_t, a
+contradiction. So each *round* fixes one type completely (its copies up to
+the round's item are kept) and at most T rounds finish the scan. A round
+finds the smallest L by bisection on the position p ("can the optimum be
+reached with copies at positions <= p only?", monotone in p); a successful
+probe returns a witness and the search jumps to its L.
+
+**Probes** are bounded knapsacks over the free types, solved exactly: first
+O(T) checks (the LP bound with the counts available below p, a greedy
+witness), then a Pareto DP over the types in efficiency order, each count
+split in binary pieces (1, 2, 4, ..., rest: any count up to count_t is a sum
+of distinct pieces), pruning states whose LP bound over the pieces and types
+still to come cannot reach the target. Weights are exact integers held in two
+int64 limbs (w = hi * 2**61 + lo), so sums and comparisons are exact for any
+total below 2**122: the grid weights of ``scale=None`` (``_grid``) need
+about 53 + log2(max / min weight) bits. Values are compared as in
+:mod:`remat_knapsack.sparse` (exact on their grid, else within ``tol``).
+
+Complexity: O(n) grouping plus, per probe, O(T) checks or a DP of
+O(sum over pieces of the states kept); at most T rounds of O(log n) probes.
+Memory: O(n + T * states).
+
+>>> import numpy as np
+>>> g = [3, 3, 2, 3, 2]
+>>> v = np.array([4.0, 4.0, 3.0, 4.0, 3.0])
+>>> solve_types(g, v, 7, True, 0.0, 10**6)[0].tolist()
+[0, 2, 4]
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["group", "solve_types", "MAX_TYPES"]
+
+#: Instances with more distinct (weight, value) pairs go to the item kernel.
+MAX_TYPES = 24
+#: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
+LIMB = 61
+_MASK = (1 << LIMB) - 1
+#: Totals at or above this do not fit two limbs (hi must stay below 2**61).
+_MAX_TOTAL = 1 << (2 * LIMB)
+#: Relative slack on float bounds: a state is pruned only when its bound,
+#: computed in float64, is below the threshold by more than this share of the
+#: value total (float error is ~1e-16 of it), so rounding never prunes a state
+#: that could reach the target.
+_BOUND_SLACK = 1e-9
+
+
+class TooManyStates(Exception):
+    """A probe's DP outgrew its state budget."""
+
+
+def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
+    """Group items by (weight, value): (type of each item, first item of each
+    type), or None when there are more than ``max_types`` pairs. O(n log n)
+    (a quick reject on the first items first)."""
+    n = w.size
+    head = min(n, 8 * max_types)
+    if np.unique(w[:head]).size > max_types:
+        return None
+    order = np.lexsort((v, w))
+    ws, vs = w[order], v[order]
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    new[1:] = (ws[1:] != ws[:-1]) | (vs[1:] != vs[:-1])
+    if int(new.sum()) > max_types:
+        return None
+    label = np.cumsum(new) - 1
+    kind = np.empty(n, dtype=np.int64)
+    kind[order] = label
+    first = order[new]
+    return kind, first
+
+
+def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int):
+    """Exact canonical set of items with exact integer weights ``g`` (ints or
+    integer-valued floats), values ``v`` and capacity ``cap``, grouped by
+    type. Returns (chosen positions, stats), or None when the items have more
+    than ``MAX_TYPES`` pairs, their total does not fit two limbs, or a probe
+    outgrows ``max_states`` (the caller then solves item by item)."""
+    g = np.asarray(g)
+    kg = group(g, v)
+    if kg is None:
+        return None
+    kind, first = kg
+    G = [int(x) for x in g[first].tolist()]
+    return solve_grouped(kind, G, v[first].tolist(), int(cap), integral, tol, max_states)
+
+
+def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: int):
+    """``solve_types`` on grouped items: ``kind[i]`` is item i's type, ``G``
+    and ``V`` each type's exact integer weight and value."""
+    counts = np.bincount(kind, minlength=len(G))
+    if sum(c * x for c, x in zip(counts.tolist(), G)) >= _MAX_TOTAL or cap >= _MAX_TOTAL:
+        return None
+    problem = _Grouped(kind, G, V, counts, tol, max_states)
+    try:
+        chosen = problem.canonical(cap)
+    except TooManyStates:
+        return None
+    stats = {"types": len(G), "probes": problem.probes, "dp_runs": problem.dp_runs, "peak_states": problem.peak}
+    return chosen, stats
+
+
+class _Grouped:
+    """Types, their positions and the exact probes on them."""
+
+    def __init__(self, kind, G, V, counts, tol, max_states):
+        self.T = len(G)
+        self.G = G
+        self.V = [float(x) for x in V]
+        self.Gf = [float(x) for x in G]
+        self.counts = counts.astype(np.int64)
+        order = np.argsort(kind, kind="stable")
+        self.pos = np.split(order, np.cumsum(counts)[:-1])
+        self.kind = kind
+        # Efficiency order (ties by type number: it steers the search only).
+        self.eff = [self.V[t] / self.Gf[t] for t in range(self.T)]
+        self.by_eff = sorted(range(self.T), key=lambda t: (-self.eff[t], t))
+        self.tol = tol
+        self.slack = _BOUND_SLACK * float(sum(c * x for c, x in zip(counts.tolist(), self.V))) + tol
+        self.max_states = max_states
+        self.probes = self.dp_runs = self.peak = 0
+
+    # -- positions ---------------------------------------------------------
+    def avail(self, p: int, free) -> np.ndarray:
+        """Copies of each free type at positions <= p (0 for fixed types)."""
+        b = np.zeros(self.T, dtype=np.int64)
+        for t in free:
+            b[t] = np.searchsorted(self.pos[t], p, side="right")
+        return b
+
+    def last(self, y, free) -> int:
+        """L(y): the highest position y uses among the free types (-1: none)."""
+        return max((int(self.pos[t][y[t] - 1]) for t in free if y[t] > 0), default=-1)
+
+    # -- the canonical scan ------------------------------------------------
+    def canonical(self, cap: int) -> np.ndarray:
+        full = self.counts.copy()
+        opt, y = self.best(full, cap)
+        free = set(range(self.T))
+        kept = {}
+        J, P = cap, opt
+        while P > self.tol:  # the target is not reached by the empty set
+            hi, lo = self.last(y, free), -1
+            if hi < 0:
+                break
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                z = self.decide(self.avail(mid, free), J, P)
+                if z is None:
+                    lo = mid
+                else:
+                    y, hi = z, self.last(z, free)
+            # The item at hi is kept, and with it every copy of its type below.
+            t = int(self.kind[hi])
+            k = int(y[t])
+            kept[t] = k
+            J -= k * self.G[t]
+            P -= k * self.V[t]
+            free.discard(t)
+            y = y.copy()
+            y[t] = 0
+        if not kept:
+            return np.zeros(0, dtype=np.int64)
+        return np.sort(np.concatenate([self.pos[t][:k] for t, k in kept.items()]))
+
+    # -- probes ------------------------------------------------------------
+    def decide(self, b, J: int, P: float):
+        """A count vector y <= b with weight <= J and value >= P - tol, or None."""
+        self.probes += 1
+        if P <= self.tol:
+            return np.zeros(self.T, dtype=np.int64)
+        if self.lp(b, float(J), None) < P - self.slack:
+            return None
+        y, val = self.greedy(b, J)
+        if val >= P - self.tol:
+            return y
+        return self.dp(b, J, P)
+
+    def best(self, b, J: int):
+        """(OPT, an optimal count vector) within counts b and capacity J."""
+        y, val = self.greedy(b, J)
+        z = self.dp(b, J, None, lower=val)
+        if z is None:
+            return val, y
+        return self.value(z), z
+
+    def value(self, y) -> float:
+        return math.fsum(int(y[t]) * self.V[t] for t in range(self.T))
+
+    def greedy(self, b, J: int):
+        """Greedy in efficiency order, exact: a feasible y and its value."""
+        y = np.zeros(self.T, dtype=np.int64)
+        for t in self.by_eff:
+            k = min(int(b[t]), J // self.G[t])
+            y[t] = k
+            J -= k * self.G[t]
+        return y, self.value(y)
+
+    def lp(self, b, R: float, segs):
+        """Dantzig's bound: the best fractional fill of capacity R (float)."""
+        total = 0.0
+        for t in self.by_eff:
+            w = int(b[t]) * self.Gf[t]
+            if w >= R:
+                return total + R * self.eff[t]
+            total += int(b[t]) * self.V[t]
+            R -= w
+        return total
+
+    def dp(self, b, J: int, target, lower: float = -math.inf):
+        """Pareto DP over binary pieces of the types in efficiency order.
+
+        ``target`` given: a state reaching it (its count vector) or None.
+        ``target`` None: the best state's count vector (None when no state
+        beats ``lower``, the value of a known feasible set).
+        """
+        self.dp_runs += 1
+        pieces = []
+        for t in self.by_eff:
+            rest, k = int(b[t]), 1
+            if rest == 0 or self.G[t] > J:
+                continue
+            while rest > 0:
+                q = min(k, rest)
+                pieces.append((t, q))
+                rest -= q
+                k <<= 1
+        Jh, Jl = J >> LIMB, J & _MASK
+        h = np.zeros(1, dtype=np.int64)
+        lo = np.zeros(1, dtype=np.int64)
+        V = np.zeros(1)
+        Y = np.zeros((1, self.T), dtype=np.int64)
+        left = b.copy()  # copies not merged yet
+        for t, q in pieces:
+            w = q * self.G[t]
+            ph, pl = w >> LIMB, w & _MASK
+            h2, l2 = h + ph, lo + pl
+            h2 += l2 >> LIMB
+            l2 &= _MASK
+            fit = (h2 < Jh) | ((h2 == Jh) & (l2 <= Jl))
+            if fit.any():
+                Y2 = Y[fit]
+                Y2[:, t] += q
+                h = np.concatenate((h, h2[fit]))
+                lo = np.concatenate((lo, l2[fit]))
+                V = np.concatenate((V, V[fit] + q * self.V[t]))
+                Y = np.concatenate((Y, Y2))
+                # Pareto: by weight, then value (descending); keep each state
+                # whose value beats every lighter one (on a tie the state
+                # without the piece, listed first, stays).
+                order = np.lexsort((-V, lo, h))
+                h, lo, V, Y = h[order], lo[order], V[order], Y[order]
+                before = np.maximum.accumulate(V)
+                keep = np.empty(V.size, dtype=bool)
+                keep[0] = True
+                keep[1:] = V[1:] > before[:-1]
+                h, lo, V, Y = h[keep], lo[keep], V[keep], Y[keep]
+            left[t] -= q
+            top = float(V.max())
+            if target is not None and top >= target - self.tol:
+                hit = np.flatnonzero(V >= target - self.tol)
+                lasts = [self.last(Y[i], range(self.T)) for i in hit[:64].tolist()]
+                return Y[hit[int(np.argmin(lasts))]].copy()
+            lower = max(lower, top)
+            thr = (lower if target is None else target) - self.slack
+            R = (Jh - h).astype(np.float64) * float(1 << LIMB) + (Jl - lo).astype(np.float64)
+            ok = V + self._lp_vec(left, R) >= thr
+            if not ok.all():
+                h, lo, V, Y = h[ok], lo[ok], V[ok], Y[ok]
+            self.peak = max(self.peak, V.size)
+            if V.size > self.max_states:
+                raise TooManyStates
+            if V.size == 0:
+                return None
+        if target is not None:
+            return None
+        return Y[int(np.argmax(V))].copy()
+
+    def _lp_vec(self, left, R: np.ndarray) -> np.ndarray:
+        """Dantzig's bound of the copies in ``left`` for each residual R."""
+        ts = [t for t in self.by_eff if left[t] > 0]
+        if not ts:
+            return np.zeros_like(R)
+        sw = np.array([int(left[t]) * self.Gf[t] for t in ts])
+        sv = np.array([int(left[t]) * self.V[t] for t in ts])
+        cw = np.concatenate(([0.0], np.cumsum(sw)))
+        cv = np.concatenate(([0.0], np.cumsum(sv)))
+        eff = np.array([self.eff[t] for t in ts] + [0.0])
+        k = np.searchsorted(cw, R, side="right") - 1
+        k = np.minimum(k, len(ts))
+        return cv[k] + np.maximum(R - cw[k], 0.0) * eff[k]

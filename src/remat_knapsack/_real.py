@@ -32,7 +32,7 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
     """Exact canonical set for float64 (``scale=None``) weights; see "Exactness"."""
     n = w.size
     e = _grid_exponent(w)  # g_i = w_i / 2**e are integers
-    grouped = _solve_grouped(w, v, c, e, integral, tol, max_states)
+    grouped = _solve_grouped(w, v, c, e, integral, tol, max_states, run)
     if grouped is not None:
         return grouped
     # fsum is correctly rounded, so sum(w) < 2**top and sum(g) < 2**(top - e).
@@ -65,7 +65,7 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
     return _exact_canonical(g, v.tolist(), _floor_grid(c, e), tol, max_states, detail), stats
 
 
-def _solve_grouped(w, v, c, e, integral, tol, max_states):
+def _solve_grouped(w, v, c, e, integral, tol, max_states, run):
     """Few distinct (weight, value) pairs: the grouped solver (``_types``) on
     the exact grid integers, or None to solve item by item."""
     kg = group(w, v)
@@ -73,17 +73,17 @@ def _solve_grouped(w, v, c, e, integral, tol, max_states):
         return None
     kind, first = kg
     G = [_floor_grid(x, e) for x in w[first].tolist()]  # exact: multiples of 2**e
-    return solve_grouped_bytes(kind, G, v[first].tolist(), _floor_grid(c, e), integral, tol, max_states)
+    return solve_grouped_bytes(kind, G, v[first].tolist(), _floor_grid(c, e), integral, tol, max_states, run)
 
 
-def solve_grouped_bytes(kind, G, V, cap, integral, tol, max_states):
+def solve_grouped_bytes(kind, G, V, cap, integral, tol, max_states, run):
     """``_types.solve_grouped`` within the memory of ``max_states`` kernel
     states; stats in kernel-state units (``peak_states``), so ``peak_bytes``
     stays an honest estimate."""
     from .sparse import STATE_BYTES
 
     per_state = _types_state_bytes(len(G))
-    res = solve_grouped(kind, G, V, cap, integral, tol, max(1, max_states * STATE_BYTES // per_state))
+    res = solve_grouped(kind, G, V, cap, integral, tol, max(1, max_states * STATE_BYTES // per_state), run)
     if res is None:
         return None
     chosen, stats = res

@@ -31,7 +31,7 @@ split in binary pieces (1, 2, 4, ..., rest: any count up to count_t is a sum
 of distinct pieces), pruning states whose LP bound over the pieces and types
 still to come cannot reach the target. Weights are exact integers held in two
 int64 limbs (w = hi * 2**61 + lo), so sums and comparisons are exact for any
-total below 2**122: the grid weights of ``scale=None`` (``_grid``) need
+total below 2**104: the grid weights of ``scale=None`` (``_grid``) need
 about 53 + log2(max / min weight) bits. Values are compared as in
 :mod:`remat_knapsack.sparse` (exact on their grid, else within ``tol``).
 
@@ -59,8 +59,9 @@ MAX_TYPES = 24
 #: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 LIMB = 61
 _MASK = (1 << LIMB) - 1
-#: Totals at or above this do not fit two limbs (hi must stay below 2**61).
-_MAX_TOTAL = 1 << (2 * LIMB)
+#: Totals at or above this go to the item kernel (``_merge`` needs W < 2**104).
+_MAX_TOTAL = 1 << 104
+_LIMB_F = float(1 << LIMB)
 #: Relative slack on float bounds: a state is pruned only when its bound,
 #: computed in float64, is below the threshold by more than this share of the
 #: value total (float error is ~1e-16 of it), so rounding never prunes a state
@@ -94,7 +95,7 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     return kind, first
 
 
-def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int):
+def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int, run=None):
     """Exact canonical set of items with exact integer weights ``g`` (ints or
     integer-valued floats), values ``v`` and capacity ``cap``, grouped by
     type. Returns (chosen positions, stats), or None when the items have more
@@ -106,28 +107,33 @@ def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int):
         return None
     kind, first = kg
     G = [int(x) for x in g[first].tolist()]
-    return solve_grouped(kind, G, v[first].tolist(), int(cap), integral, tol, max_states)
+    return solve_grouped(kind, G, v[first].tolist(), int(cap), integral, tol, max_states, run)
 
 
-def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: int):
+def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: int, run=None):
     """``solve_types`` on grouped items: ``kind[i]`` is item i's type, ``G``
-    and ``V`` each type's exact integer weight and value."""
+    and ``V`` each type's exact integer weight and value. ``run`` (optional)
+    is the item kernel (``sparse._run``), tried on the binary pieces before a
+    probe's DP; see :meth:`_Grouped.kernel`."""
     counts = np.bincount(kind, minlength=len(G))
     if sum(c * x for c, x in zip(counts.tolist(), G)) >= _MAX_TOTAL or cap >= _MAX_TOTAL:
         return None
-    problem = _Grouped(kind, G, V, counts, tol, max_states)
+    problem = _Grouped(kind, G, V, counts, integral, tol, max_states, run)
     try:
         chosen = problem.canonical(cap)
     except TooManyStates:
         return None
-    stats = {"types": len(G), "probes": problem.probes, "dp_runs": problem.dp_runs, "peak_states": problem.peak}
+    stats = {
+        "types": len(G), "probes": problem.probes, "dp_runs": problem.dp_runs,
+        "kernel_runs": problem.kernel_runs, "peak_states": problem.peak,
+    }
     return chosen, stats
 
 
 class _Grouped:
     """Types, their positions and the exact probes on them."""
 
-    def __init__(self, kind, G, V, counts, tol, max_states):
+    def __init__(self, kind, G, V, counts, integral, tol, max_states, run):
         self.T = len(G)
         self.G = G
         self.V = [float(x) for x in V]
@@ -142,7 +148,9 @@ class _Grouped:
         self.tol = tol
         self.slack = _BOUND_SLACK * float(sum(c * x for c, x in zip(counts.tolist(), self.V))) + tol
         self.max_states = max_states
-        self.probes = self.dp_runs = self.peak = 0
+        self.integral = integral
+        self.run = run
+        self.probes = self.dp_runs = self.kernel_runs = self.peak = 0
 
     # -- positions ---------------------------------------------------------
     def avail(self, p: int, free) -> np.ndarray:
@@ -198,11 +206,16 @@ class _Grouped:
         y, val = self.greedy(b, J)
         if val >= P - self.tol:
             return y
+        if sum(1 for t in range(self.T) if b[t] > 0 and self.G[t] <= J) <= 1:
+            return None  # one type: as many copies as fit is the best
         return self.dp(b, J, P)
 
     def best(self, b, J: int):
         """(OPT, an optimal count vector) within counts b and capacity J."""
         y, val = self.greedy(b, J)
+        got = self.kernel(b, J)
+        if got is not None and got[1] is not None:
+            return self.value(got[1]), got[1]  # the relaxation's optimum, exactly feasible
         z = self.dp(b, J, None, lower=val)
         if z is None:
             return val, y
@@ -210,6 +223,52 @@ class _Grouped:
 
     def value(self, y) -> float:
         return math.fsum(int(y[t]) * self.V[t] for t in range(self.T))
+
+    def kernel(self, b, J: int):
+        """The item kernel on the binary pieces of b: (an upper bound on the
+        best value within J, an optimal count vector or None), or None
+        without a kernel.
+
+        The pieces' exact weights q * G_t become floor(q G_t / 2**s) + 1 with
+        capacity floor(J / 2**s) + (number of pieces), s the smallest shift
+        keeping sums below 2**52 (s = 0: the exact weights themselves). As in
+        ``_real`` this is a relaxation: a set of exact weight <= J has
+        sum floor(x / 2**s) <= floor(J / 2**s), plus one per piece. So the
+        kernel's optimum bounds the best value from above (within the
+        kernel's value tolerance), and when its set's exact weight is <= J
+        the set is itself optimal.
+        """
+        if self.run is None:
+            return None
+        self.kernel_runs += 1
+        ts, ws, vs = [], [], []
+        for t in self.by_eff:
+            rest, k = int(b[t]), 1
+            while rest > 0 and self.G[t] <= J:
+                q = min(k, rest)
+                ts.append((t, q))
+                ws.append(q * self.G[t])
+                vs.append(q * self.V[t])
+                rest -= q
+                k <<= 1
+        if not ws:
+            return 0.0, np.zeros(self.T, dtype=np.int64)
+        s = max(0, sum(ws).bit_length() - 52)
+        if s:
+            a = np.array([(x >> s) + 1 for x in ws], dtype=np.float64)
+            cap = min((J >> s) + len(ws), int(a.sum()))
+        else:
+            a = np.array(ws, dtype=np.float64)
+            cap = min(J, int(a.sum()))
+        chosen, _ = self.run(a, np.array(vs), float(cap), self.integral, self.tol, self.max_states, "grouped pieces")
+        picked = chosen.tolist()
+        upper = math.fsum(vs[i] for i in picked)
+        if sum(ws[i] for i in picked) > J:
+            return upper, None
+        z = np.zeros(self.T, dtype=np.int64)
+        for i in picked:
+            z[ts[i][0]] += ts[i][1]
+        return upper, z
 
     def greedy(self, b, J: int):
         """Greedy in efficiency order, exact: a feasible y and its value."""
@@ -242,9 +301,7 @@ class _Grouped:
         pieces = []
         for t in self.by_eff:
             rest, k = int(b[t]), 1
-            if rest == 0 or self.G[t] > J:
-                continue
-            while rest > 0:
+            while rest > 0 and self.G[t] <= J:
                 q = min(k, rest)
                 pieces.append((t, q))
                 rest -= q
@@ -253,52 +310,42 @@ class _Grouped:
         h = np.zeros(1, dtype=np.int64)
         lo = np.zeros(1, dtype=np.int64)
         V = np.zeros(1)
-        Y = np.zeros((1, self.T), dtype=np.int64)
+        steps = []  # per piece: (parent of each state, whether it took the piece)
+        held = 0
         left = b.copy()  # copies not merged yet
         for t, q in pieces:
             w = q * self.G[t]
-            ph, pl = w >> LIMB, w & _MASK
-            h2, l2 = h + ph, lo + pl
-            h2 += l2 >> LIMB
-            l2 &= _MASK
-            fit = (h2 < Jh) | ((h2 == Jh) & (l2 <= Jl))
-            if fit.any():
-                Y2 = Y[fit]
-                Y2[:, t] += q
-                h = np.concatenate((h, h2[fit]))
-                lo = np.concatenate((lo, l2[fit]))
-                V = np.concatenate((V, V[fit] + q * self.V[t]))
-                Y = np.concatenate((Y, Y2))
-                # Pareto: by weight, then value (descending); keep each state
-                # whose value beats every lighter one (on a tie the state
-                # without the piece, listed first, stays).
-                order = np.lexsort((-V, lo, h))
-                h, lo, V, Y = h[order], lo[order], V[order], Y[order]
-                before = np.maximum.accumulate(V)
-                keep = np.empty(V.size, dtype=bool)
-                keep[0] = True
-                keep[1:] = V[1:] > before[:-1]
-                h, lo, V, Y = h[keep], lo[keep], V[keep], Y[keep]
+            h, lo, V, parent, took = _merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
             left[t] -= q
             top = float(V.max())
             if target is not None and top >= target - self.tol:
-                hit = np.flatnonzero(V >= target - self.tol)
-                lasts = [self.last(Y[i], range(self.T)) for i in hit[:64].tolist()]
-                return Y[hit[int(np.argmin(lasts))]].copy()
+                steps.append((parent, took))
+                return self._witness(pieces, steps, int(np.argmax(V >= target - self.tol)))
             lower = max(lower, top)
             thr = (lower if target is None else target) - self.slack
             R = (Jh - h).astype(np.float64) * float(1 << LIMB) + (Jl - lo).astype(np.float64)
             ok = V + self._lp_vec(left, R) >= thr
             if not ok.all():
-                h, lo, V, Y = h[ok], lo[ok], V[ok], Y[ok]
-            self.peak = max(self.peak, V.size)
-            if V.size > self.max_states:
+                h, lo, V, parent, took = h[ok], lo[ok], V[ok], parent[ok], took[ok]
+            steps.append((parent, took))
+            held += V.size
+            self.peak = max(self.peak, V.size, held // 4)  # a step's record: 5 bytes a state
+            if V.size > self.max_states or held > 4 * self.max_states:
                 raise TooManyStates
             if V.size == 0:
                 return None
-        if target is not None:
+        if target is not None or not steps:
             return None
-        return Y[int(np.argmax(V))].copy()
+        return self._witness(pieces, steps, int(np.argmax(V)))
+
+    def _witness(self, pieces, steps, i: int) -> np.ndarray:
+        """The count vector of state i of the last step, by its parents."""
+        y = np.zeros(self.T, dtype=np.int64)
+        for (t, q), (parent, took) in zip(reversed(pieces[: len(steps)]), reversed(steps)):
+            if took[i]:
+                y[t] += q
+            i = int(parent[i])
+        return y
 
     def _lp_vec(self, left, R: np.ndarray) -> np.ndarray:
         """Dantzig's bound of the copies in ``left`` for each residual R."""
@@ -313,3 +360,46 @@ class _Grouped:
         k = np.searchsorted(cw, R, side="right") - 1
         k = np.minimum(k, len(ts))
         return cv[k] + np.maximum(R - cw[k], 0.0) * eff[k]
+
+
+def _merge(h, lo, V, ph: int, pl: int, pv: float, Jh: int, Jl: int):
+    """One piece (exact weight ph * 2**LIMB + pl, value pv) merged into a
+    Pareto front sorted by weight: the new front, and for each of its states
+    its parent in the old front and whether it took the piece.
+
+    Exact order with float keys: K = hi * 2**LIMB + fl(lo) (float64) is
+    non-decreasing in the exact weight W (rounding is monotone and fl(lo) <=
+    2**LIMB) and within one unit in its last place of W, so r = W - K is an
+    integer of magnitude below 2**53 (W < 2**104), exact in float64, and W
+    orders as the pair (K, r): one stable sort of the complex numbers K + r i
+    (numpy orders them by real, then imaginary part). States of equal weight
+    then stand in merge order (the state without the piece first); the
+    Pareto pass keeps the last of them that raises the value, which is the
+    first state of the largest value.
+    """
+    h2, l2 = h + ph, lo + pl
+    h2 += l2 >> LIMB
+    l2 &= _MASK
+    fit = np.flatnonzero((h2 < Jh) | ((h2 == Jh) & (l2 <= Jl)))
+    n = V.size
+    parent = np.concatenate((np.arange(n), fit))
+    took = np.zeros(n + fit.size, dtype=bool)
+    took[n:] = True
+    if fit.size == 0:
+        return h, lo, V, parent, took
+    H = np.concatenate((h, h2[fit]))
+    L = np.concatenate((lo, l2[fit]))
+    P = np.concatenate((V, V[fit] + pv))
+    key = H.astype(np.float64) * _LIMB_F + L.astype(np.float64)
+    kh = np.floor(key / _LIMB_F)
+    r = (H - kh.astype(np.int64)) * (1 << LIMB) + (L - (key - kh * _LIMB_F).astype(np.int64))
+    order = np.argsort(key + 1j * r.astype(np.float64), kind="stable")
+    H, L, P, parent, took, key, r = (x[order] for x in (H, L, P, parent, took, key, r))
+    keep = np.empty(P.size, dtype=bool)
+    keep[0] = True
+    keep[1:] = P[1:] > np.maximum.accumulate(P)[:-1]
+    at = np.flatnonzero(keep)
+    same = (key[at[1:]] == key[at[:-1]]) & (r[at[1:]] == r[at[:-1]])
+    if same.any():  # a heavier-valued state of equal weight follows: drop this one
+        keep[at[:-1][same]] = False
+    return H[keep], L[keep], P[keep], parent[keep], took[keep]

@@ -15,7 +15,7 @@ import numpy as np
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
 from ._grid import pareto_step
-from ._types import group, solve_grouped
+from ._types import solve_items
 from ._validate import excess_weight
 from .errors import SolverMemoryError
 
@@ -32,7 +32,10 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
     """Exact canonical set for float64 (``scale=None``) weights; see "Exactness"."""
     n = w.size
     e = _grid_exponent(w)  # g_i = w_i / 2**e are integers
-    grouped = _solve_grouped(w, v, c, e, integral, tol, max_states, run)
+    # Few distinct (weight, value) pairs: one type per pair, exact on the grid.
+    from .sparse import STATE_BYTES
+
+    grouped = solve_items(w, v, c, e, integral, tol, max_states, STATE_BYTES, run)
     if grouped is not None:
         return grouped
     # fsum is correctly rounded, so sum(w) < 2**top and sum(g) < 2**(top - e).
@@ -63,38 +66,6 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
     stats["exact_fallback"] = True
     g = [_floor_grid(y, e) for y in w.tolist()]  # exact: every g_i is an integer
     return _exact_canonical(g, v.tolist(), _floor_grid(c, e), tol, max_states, detail), stats
-
-
-def _solve_grouped(w, v, c, e, integral, tol, max_states, run):
-    """Few distinct (weight, value) pairs: the grouped solver (``_types``) on
-    the exact grid integers, or None to solve item by item."""
-    kg = group(w, v)
-    if kg is None:
-        return None
-    kind, first = kg
-    G = [_floor_grid(x, e) for x in w[first].tolist()]  # exact: multiples of 2**e
-    return solve_grouped_bytes(kind, G, v[first].tolist(), _floor_grid(c, e), integral, tol, max_states, run)
-
-
-def solve_grouped_bytes(kind, G, V, cap, integral, tol, max_states, run):
-    """``_types.solve_grouped`` within the memory of ``max_states`` kernel
-    states; stats in kernel-state units (``peak_states``), so ``peak_bytes``
-    stays an honest estimate."""
-    from .sparse import STATE_BYTES
-
-    per_state = _types_state_bytes(len(G))
-    res = solve_grouped(kind, G, V, cap, integral, tol, max(1, max_states * STATE_BYTES // per_state), run)
-    if res is None:
-        return None
-    chosen, stats = res
-    stats["grouped"] = True
-    stats["peak_states"] = -(-stats["peak_states"] * per_state // STATE_BYTES)
-    return chosen, stats
-
-
-def _types_state_bytes(T: int) -> int:
-    # Two limbs, a value and T counts per state, twice (a merge concatenates).
-    return 16 * (3 + T)
 
 
 def _exact_canonical(g, v, cap, tol, max_states, detail):

@@ -52,10 +52,13 @@ import math
 
 import numpy as np
 
-__all__ = ["group", "solve_types", "MAX_TYPES"]
+__all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
 
 #: Instances with more distinct (weight, value) pairs go to the item kernel.
 MAX_TYPES = 24
+#: Grouping is used when there are at least this many items per type on
+#: average (below, the item kernel is as fast and has no Python overhead).
+MIN_COPIES = 8
 #: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 LIMB = 61
 _MASK = (1 << LIMB) - 1
@@ -93,6 +96,35 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     kind[order] = label
     first = order[new]
     return kind, first
+
+
+def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes, run=None):
+    """``sparse``'s entry point: float64 weights ``w`` that are integers
+    (``e`` None, quantised) or multiples of 2**e (``scale=None``; capacity
+    ``cap`` a float, floored onto the grid), values on their grid or not
+    (``integral``, ``tol``). Returns (chosen positions, stats) or None (more
+    than ``MAX_TYPES`` pairs, fewer than ``MIN_COPIES`` items per type, or a
+    probe over budget): then the caller solves item by item. ``max_states``
+    and ``state_bytes`` are the kernel's state budget and state size; the DP
+    keeps to the same bytes and reports ``peak_states`` in kernel states."""
+    from ._grid import floor_grid
+
+    kg = group(w, v)
+    if kg is None or w.size < MIN_COPIES * kg[1].size:
+        return None
+    kind, first = kg
+    if e is None:
+        G, J = [int(x) for x in w[first].tolist()], int(cap)
+    else:
+        G, J = [floor_grid(x, e) for x in w[first].tolist()], floor_grid(cap, e)  # exact
+    per_state = 16 * (3 + len(G))  # two limbs, a value, a parent and a flag; twice in a merge
+    res = solve_grouped(kind, G, v[first].tolist(), J, integral, tol, max(1, max_states * state_bytes // per_state), run)
+    if res is None:
+        return None
+    chosen, stats = res
+    stats["grouped"] = True
+    stats["peak_states"] = -(-stats["peak_states"] * per_state // state_bytes)
+    return chosen, stats
 
 
 def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int, run=None):
@@ -213,11 +245,8 @@ class _Grouped:
     def best(self, b, J: int):
         """(OPT, an optimal count vector) within counts b and capacity J."""
         y, val = self.greedy(b, J)
-        got = self.kernel(b, J)
-        if got is not None and got[1] is not None:
-            return self.value(got[1]), got[1]  # the relaxation's optimum, exactly feasible
         z = self.dp(b, J, None, lower=val)
-        if z is None:
+        if z is None or self.value(z) < val:
             return val, y
         return self.value(z), z
 
@@ -291,6 +320,52 @@ class _Grouped:
         return total
 
     def dp(self, b, J: int, target, lower: float = -math.inf):
+        """``_dp`` on the counts the reduction leaves free; same results."""
+        box = self.reduce(b, J, lower if target is None else target)
+        if box is None:
+            return None
+        low, free, J2 = box
+        base = self.value(low)
+        z = self._dp(free, J2, None if target is None else target - base, lower - base)
+        return None if z is None else low + z
+
+    def reduce(self, b, J: int, thr: float):
+        """Counts every y <= b of weight <= J and value >= thr keeps:
+        (lowest counts, free range above them, capacity left), or None when
+        no such y exists.
+
+        With lam the efficiency of the LP's break type and d_t = V_t - lam G_t,
+        any y of weight <= J has V.y = lam G.y + d.y <= U - sum_{d_t > 0}
+        d_t (b_t - y_t) - sum_{d_t < 0} |d_t| y_t, where U = lam J +
+        sum_{d_t > 0} d_t b_t (Dantzig's bound). So V.y >= thr bounds each
+        term by U - thr: b_t - y_t <= (U - thr) / d_t, y_t <= (U - thr) / |d_t|.
+        ``slack`` on U covers its float rounding.
+        """
+        R, lam = float(J), 0.0
+        for t in self.by_eff:
+            w = int(b[t]) * self.Gf[t]
+            if w >= R and b[t] > 0:
+                lam = self.eff[t]
+                break
+            R -= w
+        d = [self.V[t] - lam * self.Gf[t] for t in range(self.T)]
+        gap = lam * float(J) + math.fsum(dt * int(bt) for dt, bt in zip(d, b.tolist()) if dt > 0) - thr + self.slack
+        if gap < 0:
+            return None
+        low = np.zeros(self.T, dtype=np.int64)
+        free = b.copy()
+        for t in range(self.T):
+            if d[t] > 0 and gap < d[t] * int(b[t]):
+                low[t] = int(b[t]) - math.floor(gap / d[t])
+                free[t] = int(b[t]) - low[t]
+            elif d[t] < 0 and gap < -d[t] * int(b[t]):
+                free[t] = math.floor(gap / -d[t])
+        J2 = J - sum(int(low[t]) * self.G[t] for t in range(self.T) if low[t])
+        if J2 < 0:
+            return None
+        return low, free, J2
+
+    def _dp(self, b, J: int, target, lower: float = -math.inf):
         """Pareto DP over binary pieces of the types in efficiency order.
 
         ``target`` given: a state reaching it (its count vector) or None.
@@ -334,7 +409,10 @@ class _Grouped:
                 raise TooManyStates
             if V.size == 0:
                 return None
-        if target is not None or not steps:
+        if not steps:  # no piece fits: the empty state only
+            reached = target is None or target <= self.tol
+            return np.zeros(self.T, dtype=np.int64) if reached else None
+        if target is not None:
             return None
         return self._witness(pieces, steps, int(np.argmax(V)))
 

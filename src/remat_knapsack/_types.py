@@ -183,6 +183,7 @@ class _Grouped:
         self.integral = integral
         self.run = run
         self.probes = self.dp_runs = self.kernel_runs = self.peak = 0
+        self.classes = self._proportional()
 
     # -- positions ---------------------------------------------------------
     def avail(self, p: int, free) -> np.ndarray:
@@ -320,14 +321,67 @@ class _Grouped:
         return total
 
     def dp(self, b, J: int, target, lower: float = -math.inf):
-        """``_dp`` on the counts the reduction leaves free; same results."""
-        box = self.reduce(b, J, lower if target is None else target)
+        """``_dp`` on the counts the reduction leaves free, with proportional
+        types merged into units (``_units``); same results."""
+        units, merged = self._units(b)
+        box = self.reduce(units, J, lower if target is None else target)
         if box is None:
             return None
         low, free, J2 = box
         base = self.value(low)
         z = self._dp(free, J2, None if target is None else target - base, lower - base)
-        return None if z is None else low + z
+        return None if z is None else self._split(low + z, b, merged)
+
+    def _proportional(self):
+        """For each root type s, the types t with G_t = k G_s and V_t = k V_s
+        exactly (integer k >= 2), as (t, k); s is the lightest of its class."""
+        classes = {}
+        root = {}
+        for t in sorted(range(self.T), key=lambda t: (self.G[t], t)):
+            for r in classes:
+                k, rem = divmod(self.G[t], self.G[r])
+                if rem == 0 and k >= 2 and self.V[t] == k * self.V[r]:
+                    classes[r].append((t, k))
+                    root[t] = r
+                    break
+            else:
+                classes[t] = []
+        return {r: m for r, m in classes.items() if m}
+
+    def _units(self, b):
+        """Counts with each proportional class as units of its root type.
+
+        A class (root s, members t with G_t = k_t G_s, V_t = k_t V_s) offers
+        exactly the unit totals 0..U, U = b_s + sum k_t b_t, when b_s >=
+        max k_t - 1 (see ``_split``); every count vector of the class has the
+        weight and value of its units. So within counts b the problem is the
+        same with the root's count U and the members' 0. Classes whose root
+        has too few copies stay as they are.
+        """
+        units = b.copy()
+        merged = []
+        for r, members in self.classes.items():
+            used = [(t, k) for t, k in members if b[t] > 0]
+            if used and int(b[r]) >= max(k for _, k in used) - 1:
+                units[r] = int(b[r]) + sum(k * int(b[t]) for t, k in used)
+                for t, _ in used:
+                    units[t] = 0
+                merged.append((r, used))
+        return units, merged
+
+    def _split(self, y, b, merged):
+        """Units back to copies: members largest k first, each as many as the
+        units allow, the root takes the rest. The rest is at most b_s: if a
+        member is short of its b_t, fewer than k_t <= b_s + 1 units were left
+        after it; if none is, the rest is u - sum k_t b_t <= b_s."""
+        y = y.copy()
+        for r, used in merged:
+            u = int(y[r])
+            for t, k in sorted(used, key=lambda tk: -tk[1]):
+                y[t] = min(int(b[t]), u // k)
+                u -= k * int(y[t])
+            y[r] = u
+        return y
 
     def reduce(self, b, J: int, thr: float):
         """Counts every y <= b of weight <= J and value >= thr keeps:
@@ -366,17 +420,27 @@ class _Grouped:
         return low, free, J2
 
     def _dp(self, b, J: int, target, lower: float = -math.inf):
-        """Pareto DP over binary pieces of the types in efficiency order.
+        """Pareto DP over binary pieces of the types in efficiency order; one
+        type (``last``) is not merged but completes each state in closed form
+        (as many copies as fit: the best use of one type).
 
         ``target`` given: a state reaching it (its count vector) or None.
         ``target`` None: the best state's count vector (None when no state
         beats ``lower``, the value of a known feasible set).
         """
         self.dp_runs += 1
+        fits = [t for t in self.by_eff if b[t] > 0 and self.G[t] <= J]
+        if not fits:
+            reached = target is None or target <= self.tol
+            return np.zeros(self.T, dtype=np.int64) if reached else None
+        # Two types: complete by the one with more copies (the front is then
+        # at most the other's count). More: by the least efficient, merging
+        # the rest in efficiency order, where dominance keeps fronts small.
+        last = max(fits, key=lambda t: (int(b[t]), -t)) if len(fits) == 2 else fits[-1]
         pieces = []
-        for t in self.by_eff:
+        for t in fits:
             rest, k = int(b[t]), 1
-            while rest > 0 and self.G[t] <= J:
+            while rest > 0 and t != last:
                 q = min(k, rest)
                 pieces.append((t, q))
                 rest -= q
@@ -387,39 +451,48 @@ class _Grouped:
         V = np.zeros(1)
         steps = []  # per piece: (parent of each state, whether it took the piece)
         held = 0
-        left = b.copy()  # copies not merged yet
-        for t, q in pieces:
-            w = q * self.G[t]
-            h, lo, V, parent, took = _merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
-            left[t] -= q
-            top = float(V.max())
-            if target is not None and top >= target - self.tol:
+        left = b.copy()  # copies not merged yet (the last type's stay)
+        for i in range(len(pieces) + 1):
+            if i:
+                t, q = pieces[i - 1]
+                w = q * self.G[t]
+                h, lo, V, parent, took = _merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
                 steps.append((parent, took))
-                return self._witness(pieces, steps, int(np.argmax(V >= target - self.tol)))
+                left[t] -= q
+            cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))
+            done = V + cnt * self.V[last]  # each state completed by the last type
+            top = float(done.max())
+            if target is not None and top >= target - self.tol:
+                j = int(np.argmax(done >= target - self.tol))
+                y = self._witness(pieces, steps, j)
+                y[last] += int(cnt[j])
+                return y
             lower = max(lower, top)
+            if i == len(pieces):
+                break
             thr = (lower if target is None else target) - self.slack
-            R = (Jh - h).astype(np.float64) * float(1 << LIMB) + (Jl - lo).astype(np.float64)
+            R = (Jh - h).astype(np.float64) * _LIMB_F + (Jl - lo).astype(np.float64)
             ok = V + self._lp_vec(left, R) >= thr
-            if not ok.all():
-                h, lo, V, parent, took = h[ok], lo[ok], V[ok], parent[ok], took[ok]
-            steps.append((parent, took))
+            if i and not ok.all():
+                h, lo, V = h[ok], lo[ok], V[ok]
+                steps[-1] = (parent[ok], took[ok])
             held += V.size
             self.peak = max(self.peak, V.size, held // 4)  # a step's record: 5 bytes a state
             if V.size > self.max_states or held > 4 * self.max_states:
                 raise TooManyStates
             if V.size == 0:
                 return None
-        if not steps:  # no piece fits: the empty state only
-            reached = target is None or target <= self.tol
-            return np.zeros(self.T, dtype=np.int64) if reached else None
         if target is not None:
             return None
-        return self._witness(pieces, steps, int(np.argmax(V)))
+        j = int(np.argmax(done))
+        y = self._witness(pieces, steps, j)
+        y[last] += int(cnt[j])
+        return y
 
     def _witness(self, pieces, steps, i: int) -> np.ndarray:
         """The count vector of state i of the last step, by its parents."""
         y = np.zeros(self.T, dtype=np.int64)
-        for (t, q), (parent, took) in zip(reversed(pieces[: len(steps)]), reversed(steps)):
+        for (t, q), (parent, took) in zip(reversed(pieces[: len(steps)]), reversed(steps)):  # noqa: B905
             if took[i]:
                 y[t] += q
             i = int(parent[i])
@@ -481,3 +554,18 @@ def _merge(h, lo, V, ph: int, pl: int, pv: float, Jh: int, Jl: int):
     if same.any():  # a heavier-valued state of equal weight follows: drop this one
         keep[at[:-1][same]] = False
     return H[keep], L[keep], P[keep], parent[keep], took[keep]
+
+
+def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:
+    """min(most, floor(R / g)) for each residual R = Rh * 2**LIMB + Rl >= 0
+    (Rl may be negative), exactly: a float estimate, then Python integers
+    wherever the estimate is within rounding of a step."""
+    R = Rh.astype(np.float64) * _LIMB_F + Rl.astype(np.float64)
+    x = R / float(g)
+    q = np.floor(x)
+    near = (x - q < 1e-6) | (q + 1 - x < 1e-6)  # float error is ~1e-16 x (x <= most here, below 2**31)
+    q = np.clip(q, 0, most)
+    for i in np.flatnonzero(near & (x < most + 1)).tolist():
+        q[i] = min(most, ((int(Rh[i]) << LIMB) + int(Rl[i])) // g)
+    return q.astype(np.int64)
+

@@ -105,11 +105,14 @@ def test_group_rejects_many_pairs_and_counts_types():
 def test_too_many_states_gives_way():
     # A budget of one state: the probe's DP outgrows it and the grouped
     # solver declines (the caller then solves item by item).
-    w = [3, 5, 7] * 10
-    v = [4.0, 6.0, 9.0] * 10
+    w = [101, 113, 127, 131, 137, 149] * 10
+    v = [100.0, 114.0, 125.0, 133.0, 136.0, 150.0] * 10
     kind, first = group(np.array(w, dtype=float), np.array(v))
     G = [int(w[i]) for i in first.tolist()]
-    assert solve_grouped(kind, G, [v[i] for i in first.tolist()], 37, True, 0.0, 1) is None
+    V = [v[i] for i in first.tolist()]
+    assert solve_grouped(kind, G, V, sum(w) // 2, True, 0.0, 1) is None
+    got = solve_grouped(kind, G, V, sum(w) // 2, True, 0.0, 10**6)[0].tolist()
+    assert got == _dp(w, v, sum(w) // 2)
 
 
 def test_min_copies_rule_keeps_small_instances_on_the_kernel():

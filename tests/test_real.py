@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import remat_knapsack._real as real
+import remat_knapsack._types as types
 from oracles import brute_force
 from remat_knapsack import instances, solve
 from remat_knapsack._grid import floor_grid, grid_exponent
@@ -37,6 +38,7 @@ def _item_by_item(monkeypatch, inst):
                                   lambda g: instances.tiled(g, 2), lambda g: instances.tiled(g, 3)])
 def test_real_shape_grouped_equals_item_by_item(monkeypatch, make):
     inst = make(_graph())
+    monkeypatch.setattr(types, "MIN_COPIES", 1)  # small tiles group too
     s = solve(inst.memory, inst.runtimes, inst.max_memory, scale=None, solver="sparse")
     assert s.stats.get("grouped") is True
     ref = _item_by_item(monkeypatch, inst)
@@ -67,7 +69,9 @@ def lattice_instances(draw):
 @given(lattice_instances())
 def test_grouped_real_weights_are_exact(case):
     w, v, cap = case
-    s = solve(w, v, cap, scale=None, solver="sparse")
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(types, "MIN_COPIES", 1)  # these small instances group too
+        s = solve(w, v, cap, scale=None, solver="sparse")
     e = grid_exponent(np.array(w))
     g = [floor_grid(x, e) for x in w]
     want = real._exact_canonical(g, v, floor_grid(cap, e), 0.0, 10**7, "test").tolist()

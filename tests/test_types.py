@@ -85,7 +85,7 @@ def test_budget_exactly_at_a_set_and_one_below():
 
 def test_public_solve_routes_few_pairs_to_the_grouped_solver():
     rng = np.random.default_rng(0)
-    kinds = rng.integers(0, 3, 200)
+    kinds = rng.integers(0, 3, 40 * MIN_COPIES)
     w = np.array([5, 7, 11])[kinds].astype(float)
     v = np.array([3.0, 5.0, 8.0])[kinds]
     cap = float(w.sum() // 2)

@@ -3,6 +3,17 @@
 See "Exactness" in :mod:`remat_knapsack.sparse`. ``run(w, v, c, integral, tol,
 max_states, detail)`` is the integer kernel's entry point (``sparse._run``):
 weights whose sums are exact in float64, returns (chosen positions, stats).
+
+Routes, in order:
+
+1. Few distinct (weight, value) pairs (the shape of real graphs): the
+   grouped solver (:mod:`remat_knapsack._types`) on the exact grid integers.
+2. Sums below 2**52 on the grid: the kernel on the grid integers (exact).
+3. Otherwise the kernel's relaxation (shift s); its set, when it fits
+   exactly, is the canonical set.
+4. A relaxation set over the exact budget: ``_reduced`` (a restriction's
+   exactly feasible set as lower bound, a Lagrangian reduction, the free
+   items solved exactly on their grid), else ``_exact_canonical``.
 """
 
 from __future__ import annotations

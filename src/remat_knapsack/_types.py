@@ -58,7 +58,7 @@ __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
 MAX_TYPES = 24
 #: Grouping is used when there are at least this many items per type on
 #: average (below, the item kernel is as fast and has no Python overhead).
-MIN_COPIES = 8
+MIN_COPIES = 32
 #: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 LIMB = 61
 _MASK = (1 << LIMB) - 1

@@ -26,10 +26,15 @@ probe returns a witness and the search jumps to its L.
 
 **Probes** are bounded knapsacks over the free types, solved exactly: first
 O(T) checks (the LP bound with the counts available below p, a greedy
-witness), then a Pareto DP over the types in efficiency order, each count
+witness), then a Lagrangian reduction of each type's count range
+(``reduce``), then a Pareto DP over the types in efficiency order, each count
 split in binary pieces (1, 2, 4, ..., rest: any count up to count_t is a sum
 of distinct pieces), pruning states whose LP bound over the pieces and types
-still to come cannot reach the target. Weights are exact integers held in two
+still to come cannot reach the target. Types that are exact multiples of a
+lighter one (weight and value) enter the DP as units of it, and one type
+that is a multiple less a few ulps (in float64 3 * (x / 64) and 3 * x / 64
+differ) joins them (``_units``); one type, or that class, is not merged but
+completes every state in closed form (``_fill``, ``_fill_near``). Weights are exact integers held in two
 int64 limbs (w = hi * 2**61 + lo), so sums and comparisons are exact for any
 total below 2**104: the grid weights of ``scale=None`` (``_grid``) need
 about 53 + log2(max / min weight) bits. Values are compared as in
@@ -323,30 +328,42 @@ class _Grouped:
     def dp(self, b, J: int, target, lower: float = -math.inf):
         """``_dp`` on the counts the reduction leaves free, with proportional
         types merged into units (``_units``); same results."""
-        units, merged = self._units(b)
-        box = self.reduce(units, J, lower if target is None else target)
+        box = self.reduce(b, J, lower if target is None else target)
         if box is None:
             return None
         low, free, J2 = box
         base = self.value(low)
-        z = self._dp(free, J2, None if target is None else target - base, lower - base)
-        return None if z is None else self._split(low + z, b, merged)
+        units, merged, near = self._units(free)
+        z = self._dp(units, J2, None if target is None else target - base, lower - base, near)
+        return None if z is None else low + self._split(z, free, merged, near)
 
     def _proportional(self):
-        """For each root type s, the types t with G_t = k G_s and V_t = k V_s
-        exactly (integer k >= 2), as (t, k); s is the lightest of its class."""
+        """Classes of proportional types: for each root s (the lightest), the
+        types t with G_t = k G_s and V_t = k V_s exactly (integer k >= 2), as
+        (t, k); and ``self.near``: for a root s, one type t with V_t = k V_s
+        exactly and G_t = k G_s - delta, 0 < delta <= k G_s / 2**30 (a few
+        ulps lighter, as 3 * (x / 64) and 3 * x / 64 in float64)."""
         classes = {}
-        root = {}
         for t in sorted(range(self.T), key=lambda t: (self.G[t], t)):
             for r in classes:
                 k, rem = divmod(self.G[t], self.G[r])
                 if rem == 0 and k >= 2 and self.V[t] == k * self.V[r]:
                     classes[r].append((t, k))
-                    root[t] = r
                     break
             else:
                 classes[t] = []
-        return {r: m for r, m in classes.items() if m}
+        self.near = {}
+        members = {t for m in classes.values() for t, _ in m}
+        for r in classes:
+            for t in range(self.T):
+                if t == r or t in members or classes.get(t) or t in [x for x, *_ in self.near.values()]:
+                    continue
+                k = round(self.V[t] / self.V[r]) if self.V[r] > 0 else 0
+                delta = k * self.G[r] - self.G[t]
+                if k >= 2 and self.V[t] == k * self.V[r] and 0 < delta <= (k * self.G[r]) >> 30:
+                    self.near[r] = (t, k, delta)
+                    break
+        return {r: m for r, m in classes.items() if m or r in self.near}
 
     def _units(self, b):
         """Counts with each proportional class as units of its root type.
@@ -357,26 +374,50 @@ class _Grouped:
         weight and value of its units. So within counts b the problem is the
         same with the root's count U and the members' 0. Classes whose root
         has too few copies stay as they are.
+
+        One class may also take its near type (k copies of the root less
+        delta, with b_near delta < G_s): u units then weigh at least
+        u G_s - min(b_near, u // k) delta (as many near copies as u allows;
+        each saves delta), value u V_s. Returns (units, merged classes, the
+        near class as {root: (type, k, delta, count)}).
         """
         units = b.copy()
         merged = []
+        near = {}
         for r, members in self.classes.items():
             used = [(t, k) for t, k in members if b[t] > 0]
-            if used and int(b[r]) >= max(k for _, k in used) - 1:
-                units[r] = int(b[r]) + sum(k * int(b[t]) for t, k in used)
-                for t, _ in used:
-                    units[t] = 0
-                merged.append((r, used))
-        return units, merged
+            nt = self.near.get(r)
+            take_near = (
+                not near and nt is not None and b[nt[0]] > 0 and int(b[nt[0]]) * nt[2] < self.G[r]
+            )
+            ks = [k for _, k in used] + ([nt[1]] if take_near else [])
+            if not ks or int(b[r]) < max(ks) - 1:
+                continue
+            units[r] = int(b[r]) + sum(k * int(b[t]) for t, k in used)
+            for t, _ in used:
+                units[t] = 0
+            if take_near:
+                t, k, delta = nt
+                units[r] += k * int(b[t])
+                units[t] = 0
+                near[r] = (t, k, delta, int(b[t]))
+            merged.append((r, used))
+        return units, merged, near
 
-    def _split(self, y, b, merged):
-        """Units back to copies: members largest k first, each as many as the
-        units allow, the root takes the rest. The rest is at most b_s: if a
-        member is short of its b_t, fewer than k_t <= b_s + 1 units were left
-        after it; if none is, the rest is u - sum k_t b_t <= b_s."""
+    def _split(self, y, b, merged, near):
+        """Units back to copies: the near type first, as many as u // k (the
+        lightest way to hold u units), then members largest k first, each as
+        many as the units allow, the root takes the rest. The rest is at
+        most b_s: if a type is short of its b_t, fewer than k_t <= b_s + 1
+        units were left after it; if none is, the rest is u - sum k_t b_t
+        <= b_s."""
         y = y.copy()
         for r, used in merged:
             u = int(y[r])
+            if r in near:
+                t, k, _, cnt = near[r]
+                y[t] = min(cnt, u // k)
+                u -= k * int(y[t])
             for t, k in sorted(used, key=lambda tk: -tk[1]):
                 y[t] = min(int(b[t]), u // k)
                 u -= k * int(y[t])
@@ -419,7 +460,7 @@ class _Grouped:
             return None
         return low, free, J2
 
-    def _dp(self, b, J: int, target, lower: float = -math.inf):
+    def _dp(self, b, J: int, target, lower: float = -math.inf, near=None):
         """Pareto DP over binary pieces of the types in efficiency order; one
         type (``last``) is not merged but completes each state in closed form
         (as many copies as fit: the best use of one type).
@@ -437,6 +478,8 @@ class _Grouped:
         # at most the other's count). More: by the least efficient, merging
         # the rest in efficiency order, where dominance keeps fronts small.
         last = max(fits, key=lambda t: (int(b[t]), -t)) if len(fits) == 2 else fits[-1]
+        if near and next(iter(near)) in fits:
+            last = next(iter(near))  # its weight is not linear in its units: closed form only
         pieces = []
         for t in fits:
             rest, k = int(b[t]), 1
@@ -459,7 +502,10 @@ class _Grouped:
                 h, lo, V, parent, took = _merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
                 steps.append((parent, took))
                 left[t] -= q
-            cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))
+            if near and last in near:
+                cnt = _fill_near(Jh - h, Jl - lo, self.G[last], int(b[last]), near[last])
+            else:
+                cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))
             done = V + cnt * self.V[last]  # each state completed by the last type
             top = float(done.max())
             if target is not None and top >= target - self.tol:
@@ -568,4 +614,20 @@ def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:
     for i in np.flatnonzero(near & (x < most + 1)).tolist():
         q[i] = min(most, ((int(Rh[i]) << LIMB) + int(Rl[i])) // g)
     return q.astype(np.int64)
+
+
+def _fill_near(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int, near) -> np.ndarray:
+    """The most units u <= most of a class with a near type (``_units``)
+    that fit each residual R: weight(u) = u g - min(count, u // k) delta
+    rises with u by at least g - delta > 0, and u0 = min(most, R // g) fits
+    (weight(u0) <= u0 g <= R) while u0 + 2 does not (weight(u0 + 2) >= R + g
+    - count * delta > R), so u is u0 or u0 + 1, decided exactly."""
+    _, k, delta, count = near
+    q = _fill(Rh, Rl, g, most)
+    for i in np.flatnonzero(q < most).tolist():
+        R = (int(Rh[i]) << LIMB) + int(Rl[i])
+        u = int(q[i]) + 1
+        if u * g - min(count, u // k) * delta <= R:
+            q[i] = u
+    return q
 

@@ -123,15 +123,18 @@ def _reduced(w, v, c, e, s, integral, tol, max_states, detail, run):
     if excess_weight(w[low], c) > 0:  # cannot happen (see above); stay safe
         return None
     lb = math.fsum(v[low].tolist())
-    eff = v / w
-    order = np.argsort(-eff, kind="stable")
-    brk = int(np.searchsorted(np.cumsum(w[order]), c, side="right"))
-    if brk >= n:
-        return None
-    lam = float(eff[order[brk]])
-    d = v - lam * w
-    ul = lam * c + math.fsum(d[d > 0].tolist())
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # subnormal weights
+        eff = v / w
+        order = np.argsort(-eff, kind="stable")
+        brk = int(np.searchsorted(np.cumsum(w[order]), c, side="right"))
+        if brk >= n:
+            return None
+        lam = float(eff[order[brk]])
+        d = v - lam * w
+        ul = lam * c + math.fsum(d[d > 0].tolist()) if np.all(np.isfinite(d)) else math.inf
     gap = ul - lb + tol + _REDUCE_SLACK * math.fsum(v.tolist())
+    if not math.isfinite(gap):
+        return None  # bounds beyond float64: the exact fallback
     fixed_in = np.flatnonzero(d > gap)
     free = np.flatnonzero(np.abs(d) <= gap)
     if free.size > _MAX_FREE:

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import brute_force
 
 import remat_knapsack._real as real
 import remat_knapsack._types as types
-from oracles import brute_force
 from remat_knapsack import instances, solve
 from remat_knapsack._grid import floor_grid, grid_exponent
 from remat_knapsack.sparse import _run

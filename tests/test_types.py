@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from oracles import brute_force
+
 from remat_knapsack import solve
 from remat_knapsack._real import _exact_canonical
 from remat_knapsack._types import MIN_COPIES, group, solve_grouped, solve_types

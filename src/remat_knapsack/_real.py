@@ -56,7 +56,7 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
     # Few distinct (weight, value) pairs: one type per pair, exact on the grid.
     from .sparse import STATE_BYTES
 
-    grouped = solve_items(w, v, c, e, integral, tol, max_states, STATE_BYTES, run)
+    grouped = solve_items(w, v, c, e, integral, tol, max_states, STATE_BYTES)
     if grouped is not None:
         return grouped
     # fsum is correctly rounded, so sum(w) < 2**top and sum(g) < 2**(top - e).
@@ -167,7 +167,7 @@ def _grid_canonical(G, v, cap, integral, tol, max_states, detail, run):
         return chosen
     from .sparse import STATE_BYTES
 
-    res = solve_grouped(np.arange(k), G, v.tolist(), cap, integral, tol, max(1, max_states * STATE_BYTES // 64), None)
+    res = solve_grouped(np.arange(k), G, v.tolist(), cap, integral, tol, max(1, max_states * STATE_BYTES // 64))
     return None if res is None else res[0]
 
 

@@ -103,7 +103,7 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     return kind, first
 
 
-def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes, run=None):
+def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):
     """``sparse``'s entry point: float64 weights ``w`` that are integers
     (``e`` None, quantised) or multiples of 2**e (``scale=None``; capacity
     ``cap`` a float, floored onto the grid), values on their grid or not
@@ -123,7 +123,8 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes, run=None):
     else:
         G, J = [floor_grid(x, e) for x in w[first].tolist()], floor_grid(cap, e)  # exact
     per_state = 16 * (3 + len(G))  # two limbs, a value, a parent and a flag; twice in a merge
-    res = solve_grouped(kind, G, v[first].tolist(), J, integral, tol, max(1, max_states * state_bytes // per_state), run)
+    budget = max(1, max_states * state_bytes // per_state)
+    res = solve_grouped(kind, G, v[first].tolist(), J, integral, tol, budget)
     if res is None:
         return None
     chosen, stats = res
@@ -132,7 +133,7 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes, run=None):
     return chosen, stats
 
 
-def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int, run=None):
+def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int):
     """Exact canonical set of items with exact integer weights ``g`` (ints or
     integer-valued floats), values ``v`` and capacity ``cap``, grouped by
     type. Returns (chosen positions, stats), or None when the items have more
@@ -144,25 +145,22 @@ def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int, run
         return None
     kind, first = kg
     G = [int(x) for x in g[first].tolist()]
-    return solve_grouped(kind, G, v[first].tolist(), int(cap), integral, tol, max_states, run)
+    return solve_grouped(kind, G, v[first].tolist(), int(cap), integral, tol, max_states)
 
 
-def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: int, run=None):
+def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: int):
     """``solve_types`` on grouped items: ``kind[i]`` is item i's type, ``G``
-    and ``V`` each type's exact integer weight and value. ``run`` (optional)
-    is the item kernel (``sparse._run``), tried on the binary pieces before a
-    probe's DP; see :meth:`_Grouped.kernel`."""
+    and ``V`` each type's exact integer weight and value."""
     counts = np.bincount(kind, minlength=len(G))
     if sum(c * x for c, x in zip(counts.tolist(), G)) >= _MAX_TOTAL or cap >= _MAX_TOTAL:
         return None
-    problem = _Grouped(kind, G, V, counts, integral, tol, max_states, run)
+    problem = _Grouped(kind, G, V, counts, tol, max_states)
     try:
         chosen = problem.canonical(cap)
     except TooManyStates:
         return None
     stats = {
-        "types": len(G), "probes": problem.probes, "dp_runs": problem.dp_runs,
-        "kernel_runs": problem.kernel_runs, "peak_states": problem.peak,
+        "types": len(G), "probes": problem.probes, "dp_runs": problem.dp_runs, "peak_states": problem.peak,
     }
     return chosen, stats
 
@@ -170,7 +168,7 @@ def solve_grouped(kind, G, V, cap: int, integral: bool, tol: float, max_states: 
 class _Grouped:
     """Types, their positions and the exact probes on them."""
 
-    def __init__(self, kind, G, V, counts, integral, tol, max_states, run):
+    def __init__(self, kind, G, V, counts, tol, max_states):
         self.T = len(G)
         self.G = G
         self.V = [float(x) for x in V]
@@ -185,9 +183,7 @@ class _Grouped:
         self.tol = tol
         self.slack = _BOUND_SLACK * float(sum(c * x for c, x in zip(counts.tolist(), self.V))) + tol
         self.max_states = max_states
-        self.integral = integral
-        self.run = run
-        self.probes = self.dp_runs = self.kernel_runs = self.peak = 0
+        self.probes = self.dp_runs = self.peak = 0
         self.classes = self._proportional()
 
     # -- positions ---------------------------------------------------------
@@ -258,52 +254,6 @@ class _Grouped:
 
     def value(self, y) -> float:
         return math.fsum(int(y[t]) * self.V[t] for t in range(self.T))
-
-    def kernel(self, b, J: int):
-        """The item kernel on the binary pieces of b: (an upper bound on the
-        best value within J, an optimal count vector or None), or None
-        without a kernel.
-
-        The pieces' exact weights q * G_t become floor(q G_t / 2**s) + 1 with
-        capacity floor(J / 2**s) + (number of pieces), s the smallest shift
-        keeping sums below 2**52 (s = 0: the exact weights themselves). As in
-        ``_real`` this is a relaxation: a set of exact weight <= J has
-        sum floor(x / 2**s) <= floor(J / 2**s), plus one per piece. So the
-        kernel's optimum bounds the best value from above (within the
-        kernel's value tolerance), and when its set's exact weight is <= J
-        the set is itself optimal.
-        """
-        if self.run is None:
-            return None
-        self.kernel_runs += 1
-        ts, ws, vs = [], [], []
-        for t in self.by_eff:
-            rest, k = int(b[t]), 1
-            while rest > 0 and self.G[t] <= J:
-                q = min(k, rest)
-                ts.append((t, q))
-                ws.append(q * self.G[t])
-                vs.append(q * self.V[t])
-                rest -= q
-                k <<= 1
-        if not ws:
-            return 0.0, np.zeros(self.T, dtype=np.int64)
-        s = max(0, sum(ws).bit_length() - 52)
-        if s:
-            a = np.array([(x >> s) + 1 for x in ws], dtype=np.float64)
-            cap = min((J >> s) + len(ws), int(a.sum()))
-        else:
-            a = np.array(ws, dtype=np.float64)
-            cap = min(J, int(a.sum()))
-        chosen, _ = self.run(a, np.array(vs), float(cap), self.integral, self.tol, self.max_states, "grouped pieces")
-        picked = chosen.tolist()
-        upper = math.fsum(vs[i] for i in picked)
-        if sum(ws[i] for i in picked) > J:
-            return upper, None
-        z = np.zeros(self.T, dtype=np.int64)
-        for i in picked:
-            z[ts[i][0]] += ts[i][1]
-        return upper, z
 
     def greedy(self, b, J: int):
         """Greedy in efficiency order, exact: a feasible y and its value."""

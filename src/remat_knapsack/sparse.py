@@ -232,7 +232,7 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     # Hook: few distinct (weight, value) pairs are solved as types with counts.
     from ._types import solve_items
 
-    grouped = solve_items(w, v, c, None, integral, tol, max_states, STATE_BYTES, _run) if quantised else None
+    grouped = solve_items(w, v, c, None, integral, tol, max_states, STATE_BYTES) if quantised else None
     if grouped is not None:
         chosen, stats = grouped
     elif quantised or n == 0:

@@ -145,3 +145,20 @@ def test_paper_like_reduction_is_feasible_and_optimal_small():
     assert got is not None
     assert got[0].tolist() == want.tolist()
     assert v_grid.size == w.size
+
+
+def test_real_shape_values_off_their_grid(monkeypatch):
+    # Runtimes with 53-bit mantissas on no common grid: the tolerance path.
+    # The grouped set is exactly feasible and within the tolerance of the
+    # item-by-item optimum.
+    from fractions import Fraction
+
+    inst = instances.captured(_graph(), 600, 2)
+    rt = [x * 1.1 + 0.37 for x in inst.runtimes]
+    inst = instances.Instance(inst.memory, rt, inst.max_memory, "off-grid", {})
+    monkeypatch.setattr(types, "MIN_COPIES", 1)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, scale=None, solver="sparse")
+    assert s.stats.get("grouped") is True and s.stats.get("integral") is False
+    assert sum((Fraction(inst.memory[i]) for i in s.saved), Fraction(0)) <= Fraction(inst.max_memory)
+    ref = _item_by_item(monkeypatch, inst)
+    assert abs(s.value - ref.value) <= 1e-12 * sum(rt)

@@ -87,7 +87,7 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     (a quick reject on the first items first)."""
     n = w.size
     head = min(n, 8 * max_types)
-    if np.unique(w[:head]).size > max_types:
+    if _pairs(w[:head], v[:head]) > max_types:
         return None
     order = np.lexsort((v, w))
     ws, vs = w[order], v[order]
@@ -101,6 +101,15 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     kind[order] = label
     first = order[new]
     return kind, first
+
+
+def _pairs(w: np.ndarray, v: np.ndarray) -> int:
+    """How many distinct (weight, value) pairs."""
+    if w.size == 0:
+        return 0
+    order = np.lexsort((v, w))
+    ws, vs = w[order], v[order]
+    return 1 + int(np.count_nonzero((ws[1:] != ws[:-1]) | (vs[1:] != vs[:-1])))
 
 
 def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):

@@ -20,8 +20,9 @@ left out, a witness y' without it plus the items kept since (K) and that
 copy would be an optimal set below the first kept item, y' + K + e_t, a
 contradiction. So each *round* fixes one type completely (its copies up to
 the round's item are kept) and at most T rounds finish the scan. A round
-finds the smallest L by bisection on the position p ("can the optimum be
-reached with copies at positions <= p only?", monotone in p); a successful
+finds the smallest L by search on the position p ("can the optimum be
+reached with copies at positions <= p only?", monotone in p): one probe just
+below the last witness's L (often the answer), then bisection; a successful
 probe returns a witness and the search jumps to its L.
 
 **Probes** are bounded knapsacks over the free types, solved exactly: first
@@ -218,8 +219,10 @@ class _Grouped:
             hi, lo = self.last(y, free), -1
             if hi < 0:
                 break
+            first = True  # the witness's last position is often the answer: try it, then bisect
             while hi - lo > 1:
-                mid = (lo + hi) // 2
+                mid = hi - 1 if first else (lo + hi) // 2
+                first = False
                 z = self.decide(self.avail(mid, free), J, P)
                 if z is None:
                     lo = mid

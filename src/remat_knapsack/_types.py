@@ -65,6 +65,11 @@ MAX_TYPES = 24
 #: Grouping is used when there are at least this many items per type on
 #: average (below, the item kernel is as fast and has no Python overhead).
 MIN_COPIES = 32
+#: A probe's DP front beyond this many states (or its records beyond four
+#: times as many) ends the grouped route: the item kernel takes over. Real
+#: graphs stay far below (captured n=10^4: 71 states); subset-sum-like types
+#: would not (the kernel stops at a full knapsack, this DP does not).
+MAX_STATES = 1 << 17
 #: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 LIMB = 61
 _MASK = (1 << LIMB) - 1
@@ -133,7 +138,7 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):
     else:
         G, J = [floor_grid(x, e) for x in w[first].tolist()], floor_grid(cap, e)  # exact
     per_state = 16 * (3 + len(G))  # two limbs, a value, a parent and a flag; twice in a merge
-    budget = max(1, max_states * state_bytes // per_state)
+    budget = max(1, min(MAX_STATES, max_states * state_bytes // per_state))
     res = solve_grouped(kind, G, v[first].tolist(), J, integral, tol, budget)
     if res is None:
         return None

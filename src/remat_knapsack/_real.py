@@ -26,7 +26,7 @@ import numpy as np
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
 from ._grid import pareto_step
-from ._types import solve_grouped, solve_items
+from ._types import MAX_STATES, solve_grouped, solve_items
 from ._validate import excess_weight
 from .errors import SolverMemoryError
 
@@ -167,7 +167,8 @@ def _grid_canonical(G, v, cap, integral, tol, max_states, detail, run):
         return chosen
     from .sparse import STATE_BYTES
 
-    res = solve_grouped(np.arange(k), G, v.tolist(), cap, integral, tol, max(1, max_states * STATE_BYTES // 64))
+    budget = max(1, min(MAX_STATES, max_states * STATE_BYTES // 64))
+    res = solve_grouped(np.arange(k), G, v.tolist(), cap, integral, tol, budget)
     return None if res is None else res[0]
 
 

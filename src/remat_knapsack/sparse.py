@@ -229,7 +229,13 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     max_states = _max_states("sparse", n, memory_limit, detail)
     v, integral = _value_grid(v)
     tol = 0.0 if integral else _value_tolerance(v)
-    if quantised or n == 0:
+    # Hook: few distinct (weight, value) pairs are solved as types with counts.
+    from ._types import solve_items
+
+    grouped = solve_items(w, v, c, None, integral, tol, max_states, STATE_BYTES) if quantised else None
+    if grouped is not None:
+        chosen, stats = grouped
+    elif quantised or n == 0:
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:
         chosen, stats = solve_real(w, v, c, integral, tol, max_states, detail, _run)

@@ -8,6 +8,7 @@ and (when ``scale`` is not None) the integer weights and capacity PyTorch's
 from __future__ import annotations
 
 import math
+import operator
 import struct
 from array import array
 from collections.abc import Sequence
@@ -243,9 +244,13 @@ def _reject_bools(x: Any, out: np.ndarray, name: str) -> None:
     """np.asarray([True, 0.5]) is [1.0, 0.5]: look at the items equal to 0 or 1 only."""
     maybe = np.flatnonzero((out == 0.0) | (out == 1.0))
     if maybe.size and isinstance(x, (list, tuple)):
-        for i in maybe.tolist():  # Python work only on items equal to 0 or 1
-            if isinstance(x[i], (bool, np.bool_)):
-                raise ValueError(f"{name}[{i}] is a boolean, not a number: {x[i]!r}")
+        idx = maybe.tolist()
+        items = [x[idx[0]]] if len(idx) == 1 else operator.itemgetter(*idx)(x)
+        kinds = set(map(type, items))  # C loops; the Python loop only to name the index
+        if any(issubclass(k, (bool, np.bool_)) for k in kinds):
+            for i in idx:
+                if isinstance(x[i], (bool, np.bool_)):
+                    raise ValueError(f"{name}[{i}] is a boolean, not a number: {x[i]!r}")
 
 
 def _name_bad_item(seq: Sequence[Any], name: str) -> None:

@@ -176,6 +176,7 @@ from typing import Any
 import numpy as np
 
 from . import _sparse
+from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
 from ._memory import limit_bytes
 from ._real import solve_real
@@ -259,7 +260,7 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
         return v, True
     with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
         g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
-    total = math.fsum(g.tolist()) if np.all(np.isfinite(g)) else math.inf
+    total = fsum(g) if np.all(np.isfinite(g)) else math.inf
     if total < _EXACT:
         return _divide_gcd(g), True
     return v, False

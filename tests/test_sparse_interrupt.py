@@ -22,7 +22,7 @@ SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
 
 SPARSE = """
 from remat_knapsack import instances, solve
-ins = instances.pisinger("strongly", 100_000, R=1_000_000, seed=0)  # minutes
+ins = instances.pisinger("circle", 1_000, R=1_000_000, seed=0)  # tens of seconds
 print("ready", flush=True)
 solve(ins.memory, ins.runtimes, ins.max_memory, solver="sparse", scale=1)
 print("finished", flush=True)

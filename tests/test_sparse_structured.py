@@ -53,3 +53,45 @@ def test_cardinality_target_is_an_upper_bound(w, v, c, saved):
     assert solve(w, v, c, scale=1, solver="sparse").saved == saved
     real = [x / 4 for x in w]
     assert solve(real, v, c / 4, scale=None).saved == saved
+
+
+@pytest.fixture
+def pair_every_step():
+    """Pair states with outside items at every core step of every run
+    (``_pairs.pxd``), so small instances exercise every pairing path."""
+    from remat_knapsack import _sparse
+
+    old = _sparse._configure_pairing(1)
+    yield
+    _sparse._configure_pairing(old)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pairing_against_dp(seed, pair_every_step):
+    from remat_knapsack.instances import HARD_CLASSES, pisinger
+
+    rng = random.Random(100 + seed)
+    for i in range(400):
+        if i % 2:
+            w, v, c = _instance(rng)
+        else:  # Pisinger's hard families, small
+            cls, n, R = rng.choice(HARD_CLASSES), rng.randint(3, 30), rng.choice([10, 100, 1000])
+            inst = pisinger(cls, n, R, rng.randrange(10**6))
+            w, v = [int(x) for x in inst.memory], [int(x) for x in inst.runtimes]
+            c = rng.randint(0, sum(w))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
+
+
+@pytest.mark.parametrize("d", [2, 3, 6])
+def test_common_divisors_change_nothing(d):
+    # Values and weights that are all multiples of d are divided by their gcd
+    # (divisibility): the set is the one dp keeps on the undivided instance.
+    rng = random.Random(d)
+    for _ in range(300):
+        w, v, c = _instance(rng)
+        w, v = [d * x for x in w], [d * x for x in v]
+        c = rng.randint(0, sum(w))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        assert solve(w, v, c, scale=1, solver="sparse").saved == ref.saved, (w, v, c)

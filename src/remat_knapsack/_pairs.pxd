@@ -64,16 +64,24 @@ cdef inline void pairs_free(Pairs* pr) noexcept nogil:
     pairs_init(pr)
 
 
-cdef inline int _pairs_setup(const double* w, Py_ssize_t n, Pairs* pr) noexcept nogil:
-    """Sort the items by weight; -1 if out of memory."""
+cdef inline int _pairs_setup(const double* w, Py_ssize_t n, Pairs* pr,
+                             const Py_ssize_t* by_weight) noexcept nogil:
+    """The items by weight: copied from ``by_weight`` when the caller has
+    that order (O(n)), else sorted; -1 if out of memory."""
     cdef Py_ssize_t i
-    cdef _WI* a = <_WI*>malloc(n * sizeof(_WI))
+    cdef _WI* a = NULL
     pr.byw = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     pr.key = <double*>malloc(n * sizeof(double))
     pr.best = <double*>malloc(n * sizeof(double))
     pr.arg = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    if a == NULL or pr.byw == NULL or pr.key == NULL or pr.best == NULL or pr.arg == NULL:
-        free(a)
+    if pr.byw == NULL or pr.key == NULL or pr.best == NULL or pr.arg == NULL:
+        return -1
+    if by_weight != NULL:
+        for i in range(n):
+            pr.byw[i] = by_weight[i]
+        return 0
+    a = <_WI*>malloc(n * sizeof(_WI))
+    if a == NULL:
         return -1
     for i in range(n):
         a[i].w = w[i]
@@ -157,15 +165,17 @@ cdef inline void _pair_removes(const double* w, const double* v, Py_ssize_t n, d
 
 cdef inline int pair_pass(const double* w, const double* v, Py_ssize_t n, double c,
                           Py_ssize_t s, Py_ssize_t t, const double* W, const double* P,
-                          Py_ssize_t cnt, Pairs* pr, Pair* out) noexcept nogil:
+                          Py_ssize_t cnt, Pairs* pr, Pair* out,
+                          const Py_ssize_t* by_weight) noexcept nogil:
     """One pass over the states (sorted by weight) of a core holding items
     s+1 .. t-1: ``out`` gets the most valuable pair (``out.item`` -1 if no
-    state has one). Returns 0, or -1 if out of memory."""
+    state has one). ``by_weight``: the items by ascending weight, or NULL
+    (then the first pass sorts them). Returns 0, or -1 if out of memory."""
     cdef Py_ssize_t q0
     out.value = -INFINITY
     out.item = -1
     out.state = -1
-    if pr.byw == NULL and _pairs_setup(w, n, pr) < 0:
+    if pr.byw == NULL and _pairs_setup(w, n, pr, by_weight) < 0:
         return -1
     pr.last = cnt
     q0 = _pair_adds(w, v, n, c, t, W, P, cnt, pr, out)

@@ -117,6 +117,7 @@ cdef struct Pool:
     Py_ssize_t first_best    # the step at which it found its best state
     Py_ssize_t limit         # > 0: give up (OVER_BUDGET) once this many states were generated
     Py_ssize_t ticks         # work since the last signal check
+    const Py_ssize_t* by_weight  # the next run's items by ascending weight, or NULL (taken by that run)
     bint stop                # a signal handler raised: every run returns INTERRUPTED
 
 
@@ -473,6 +474,19 @@ cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, dou
     return GO_ON
 
 
+cdef inline bint _pair_now(Py_ssize_t out, Py_ssize_t n, Py_ssize_t step, Py_ssize_t last,
+                           Py_ssize_t beam) noexcept nogil:
+    """When a step's ``out`` states are paired (``_pairs.pxd``): once they are
+    a quarter of the items and again each time they double, so a pass costs
+    no more than the steps before it; under a beam (capped states) every
+    ``PAIR_EVERY`` steps once the beam is full."""
+    if PAIR_MIN == 1:
+        return True
+    if beam > 0 and out >= beam:
+        return step % PAIR_EVERY == 0
+    return out >= 2 * last and 4 * out >= n
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
@@ -512,8 +526,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t nd, best_item = -1
     cdef Pairs pr
     cdef Pair pb
+    cdef const Py_ssize_t* by_weight = pool.by_weight
 
     pool.runs += 1
+    pool.by_weight = NULL  # this run's alone, not its recovery runs
     if card != NULL and card.kfix >= 0:
         cm = 1
         r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &wsum, &psum, &D, &sl2)
@@ -735,8 +751,8 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 for m in range(VW):
                     pool.V2[q * VW + m] = pool.V2[ia * VW + m]
             out = pool.beam
-        if not found and not cm and out >= PAIR_MIN and (PAIR_MIN == 1 or (out >= 2 * pr.last and 4 * out >= n)):
-            if pair_pass(w, v, n, c, s, t, pool.W2, pool.P2, out, &pr, &pb) < 0:
+        if not found and not cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
+            if pair_pass(w, v, n, c, s, t, pool.W2, pool.P2, out, &pr, &pb, by_weight) < 0:
                 _free_core(seq, A, B, ltop, D)
                 pairs_free(&pr)
                 return STATE_LIMIT
@@ -887,6 +903,7 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.limit = 0
     pool.ticks = 0
     pool.stop = 0
+    pool.by_weight = NULL
     return pool
 
 
@@ -901,6 +918,7 @@ cdef bint FORCE_COUNT = False
 # Pair states with items outside the core (``_pairs.pxd``) once a step keeps
 # this many states (and a quarter of the items), and again each time that doubles.
 cdef Py_ssize_t PAIR_MIN = 64
+cdef Py_ssize_t PAIR_EVERY = 16
 
 
 def _configure_pairing(Py_ssize_t min_states):
@@ -1353,14 +1371,31 @@ cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssi
     return nsub
 
 
+cdef inline void _weight_order(const Py_ssize_t[::1] w_rank, Py_ssize_t k, const Py_ssize_t[::1] sr,
+                               Py_ssize_t nsub, Py_ssize_t[::1] pos, Py_ssize_t[::1] hint) noexcept nogil:
+    """The gathered run's items (``sr``: run position -> free item) by ascending
+    weight, as run positions, into ``hint``: the free items' weight order
+    filtered, O(n) instead of a sort per run."""
+    cdef Py_ssize_t q, m, h = 0
+    for q in range(nsub):
+        pos[sr[q]] = q
+    for q in range(w_rank.shape[0]):
+        m = w_rank[q]
+        if m < k:
+            hint[h] = pos[m]
+            h += 1
+
+
 cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_ssize_t k,
                         double j, double tgt, int integral, double tol, Pool* pool,
                         Card* qcard, bint counts, double kmax, const Py_ssize_t[::1] by_v,
-                        const double[::1] fv, double[::1] st, uint8_t* sx) noexcept nogil:
+                        const double[::1] fv, double[::1] st, uint8_t* sx,
+                        const Py_ssize_t* by_weight) noexcept nogil:
     """Can the free items below k (sw, sv: efficiency order) reach ``tgt``
     within ``j``? A decide run (a 512-state heuristic run first when the
     count bound is active). With ``counts``, the card gets that item set's
-    counts: ``kmax``, and its values largest first from the order sorted once."""
+    counts: ``kmax``, and its values largest first from the order sorted once.
+    ``by_weight``: the run's items by weight (positions in sw), for pairing."""
     cdef Py_ssize_t i, q = 0, bb, r = 0
     cdef double zz
     if counts:
@@ -1373,9 +1408,11 @@ cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_
         qcard.kmax = kmax
     if integral and qcard.mu != 0:
         pool.beam = QBEAM
+        pool.by_weight = by_weight
         r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
         pool.beam = 0
     if r == 0:
+        pool.by_weight = by_weight
         r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
     return r
 
@@ -1525,6 +1562,12 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef Py_ssize_t top = 1
     cdef double kk, goal, kmax = 0
+    # The free items by weight, sorted once: each decide run's pairing order in O(n).
+    w_rank_a = np.argsort(fw_a, kind="stable")
+    pos_a = np.empty(nu, dtype=np.intp)
+    hint_a = np.empty(nu, dtype=np.intp)
+    cdef const Py_ssize_t[::1] w_rank = w_rank_a
+    cdef Py_ssize_t[::1] pos = pos_a, hint = hint_a
     while top * 2 <= nu:
         top *= 2
     r = 0
@@ -1586,14 +1629,17 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                         # items can make its equal-count states explode, and
                         # then the pass goes on without count-mode runs.
                         nsub = _gather(d_rank, nu, k, fw, fv, sw, sv, sr)
+                        _weight_order(w_rank, k, sr, nsub, pos, hint)
+                        pool.by_weight = &hint[0]
                         pool.limit = pool.generated + (COUNT_STATES + COUNT_PER_ITEM * nsub) // 10
                         r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &kcard, &sx[0], &zz, &bb)
                         pool.limit = 0
                         count_runs = r != OVER_BUDGET
                     if r == OVER_BUDGET:
                         nsub = _gather(eff_rank, nu, k, fw, fv, sw, sv, sr)
+                        _weight_order(w_rank, k, sr, nsub, pos, hint)
                         r = _decide(&sw[0], &sv[0], nsub, k, j, tgt, integral, tol, pool, &qcard,
-                                    counts, kmax, by_v, fv, st, &sx[0])
+                                    counts, kmax, by_v, fv, st, &sx[0], &hint[0])
                     if r < 0:
                         break
                     if r == 1:

@@ -18,46 +18,20 @@ import numpy as np
 
 from libc.stdint cimport int64_t
 
+from ._fenwick cimport Fenwick, fen_add, fen_counted, fen_init, fen_within
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 
 
-cdef struct Fenwick:
-    double* w
-    double* v
-    int64_t* c
-    Py_ssize_t n
-    int log
-
-
-cdef inline void _add(Fenwick* f, Py_ssize_t pos, double w, double v, int64_t c) noexcept nogil:
-    pos += 1
-    while pos <= f.n:
-        f.w[pos] += w
-        f.v[pos] += v
-        f.c[pos] += c
-        pos += pos & (-pos)
-
-
 cdef inline double _lp(Fenwick* f, const double* ratio, double x) noexcept nogil:
-    """LP relaxation of the items in ``f`` (positions in ratio order) within x."""
-    cdef Py_ssize_t pos = 0, nxt, p = 0
-    cdef double accw = 0, accv = 0
-    cdef int64_t accc = 0, cnt = 0
-    cdef int k
+    """LP relaxation of the items in ``f`` (ranks in ratio order) within x:
+    the whole items of the longest prefix that fits, then a fraction of the
+    next item present."""
+    cdef double accw, accv, accc
+    cdef Py_ssize_t p
     if x <= 0:
         return 0.0
-    for k in range(f.log, -1, -1):
-        nxt = pos + (1 << k)
-        if nxt <= f.n and accw + f.w[nxt] <= x:
-            pos = nxt
-            accw += f.w[nxt]
-            accv += f.v[nxt]
-            accc += f.c[nxt]
-    for k in range(f.log, -1, -1):  # position of the next item present, if any
-        nxt = p + (1 << k)
-        if nxt <= f.n and cnt + f.c[nxt] <= accc:
-            p = nxt
-            cnt += f.c[nxt]
+    fen_within(f, x, False, &accw, &accv, &accc)
+    p = fen_counted(f, accc)  # the next item present has rank p + 1
     if p < f.n:
         accv += (x - accw) * ratio[p]
     return accv
@@ -87,15 +61,15 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
     ratio_a = np.ascontiguousarray(ratio_all[rank_order])
     cdef const double[::1] ratio = ratio_a
     cdef const int64_t[::1] pos = pos_a
-    arrays = [np.zeros(n + 1) for _ in range(4)] + [np.zeros(n + 1, dtype=np.int64) for _ in range(2)]
+    arrays = [np.zeros(n + 1) for _ in range(6)]
     cdef double[::1] aw = arrays[0], av = arrays[1], sw = arrays[2], sv = arrays[3]
-    cdef int64_t[::1] ac = arrays[4], sc = arrays[5]
+    cdef double[::1] ac = arrays[4], sc = arrays[5]
     cdef Fenwick A, S
     cdef int log = 0
     while (1 << (log + 1)) <= n:
         log += 1
-    A.w, A.v, A.c, A.n, A.log = &aw[0], &av[0], &ac[0], n, log
-    S.w, S.v, S.c, S.n, S.log = &sw[0], &sv[0], &sc[0], n, log
+    fen_init(&A, &aw[0], &av[0], &ac[0], n)
+    fen_init(&S, &sw[0], &sv[0], &sc[0], n)
     lo_a = np.zeros(m, dtype=np.int64)
     hi_a = np.full(m, cap, dtype=np.int64)
     cdef int64_t[::1] lo = lo_a, hi = hi_a
@@ -106,7 +80,7 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
     cdef bint stopped = False
     with nogil:
         for i in range(n):
-            _add(&S, pos[i], <double>w[i], v[i], 1)
+            fen_add(&S, pos[i] + 1, <double>w[i], v[i], 1)
         for t in range(m):
             ticks += per_item
             if ticks >= CHECK_EVERY:
@@ -115,8 +89,8 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
                     stopped = True
                     break
             i = order[t]
-            _add(&A, pos[i], <double>w[i], v[i], 1)
-            _add(&S, pos[i], -<double>w[i], -v[i], -1)
+            fen_add(&A, pos[i] + 1, <double>w[i], v[i], 1)
+            fen_add(&S, pos[i] + 1, -<double>w[i], -v[i], -1)
             a, z = 0, cap  # the maximum of a concave function
             while a < z:
                 mid = a + (z - a) // 2

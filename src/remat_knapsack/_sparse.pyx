@@ -47,6 +47,7 @@ from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
 
+from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
 
@@ -1331,31 +1332,6 @@ cdef dict _stats(dict stats, Pool pool):
     return stats
 
 
-cdef inline void _fen_add(double* cnt, double* sm, Py_ssize_t n, Py_ssize_t i,
-                          double c, double x) noexcept nogil:
-    while i <= n:
-        cnt[i] += c
-        sm[i] += x
-        i += i & -i
-
-
-cdef inline double _fen_prefix(const double* cnt, const double* sm, Py_ssize_t n,
-                               Py_ssize_t top, double limit, bint strict) noexcept nogil:
-    """How many items, in rank order, fit in the longest prefix whose sum is
-    <= limit (< limit when ``strict``); ``top``: the largest power of 2 <= n."""
-    cdef Py_ssize_t pos = 0, step = top
-    cdef double c = 0, acc = 0, x
-    while step:
-        if pos + step <= n:
-            x = acc + sm[pos + step]
-            if (x < limit) if strict else (x <= limit):
-                pos += step
-                acc = x
-                c += cnt[pos]
-        step >>= 1
-    return c
-
-
 cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssize_t k,
                                const double[::1] fw, const double[::1] fv, double[::1] sw,
                                double[::1] sv, Py_ssize_t[::1] sr) noexcept nogil:
@@ -1558,9 +1534,12 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const Py_ssize_t[::1] by_v = by_v_a
     cdef double[::1] st = st_a
     cdef double[::1] fen_cw = fen[0], fen_sw = fen[1], fen_cv = fen[2], fen_sv = fen[3]
+    cdef Fenwick by_w, by_val  # the free items below k, by weight and by value
+    cdef double fk, fv_
+    fen_init(&by_w, &fen_sw[0], NULL, &fen_cw[0], nu if counts else 0)
+    fen_init(&by_val, &fen_sv[0], NULL, &fen_cv[0], nu if counts else 0)
     cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
-    cdef Py_ssize_t top = 1
     cdef double kk, goal, kmax = 0
     # The free items by weight, sorted once: each decide run's pairing order in O(n).
     w_rank_a = np.argsort(fw_a, kind="stable")
@@ -1568,8 +1547,6 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     hint_a = np.empty(nu, dtype=np.intp)
     cdef const Py_ssize_t[::1] w_rank = w_rank_a
     cdef Py_ssize_t[::1] pos = pos_a, hint = hint_a
-    while top * 2 <= nu:
-        top *= 2
     r = 0
     with nogil:
         for k in range(nu - 1, -1, -1):
@@ -1577,8 +1554,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                 r = INTERRUPTED
                 break
             if counts:  # the trees hold the items below k
-                _fen_add(&fen_cw[0], &fen_sw[0], nu, w_pos[k], -1.0, -fw[k])
-                _fen_add(&fen_cv[0], &fen_sv[0], nu, v_pos[k], -1.0, -fv[k])
+                fen_add(&by_w, w_pos[k], -fw[k], 0.0, -1.0)
+                fen_add(&by_val, v_pos[k], -fv[k], 0.0, -1.0)
             if not Sf[k]:
                 continue
             sl = ABS_SLACK + REL_LP * (fabs(tgt) + pre_v[k])
@@ -1604,12 +1581,13 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     # The count bound of the decide run's root, in O(log n):
                     # kmax (most of the lightest items within j) or kmin (the
                     # fewest of the most valuable that reach tgt) from the trees.
-                    kmax = _fen_prefix(&fen_cw[0], &fen_sw[0], nu, top, j, False)
+                    fen_within(&by_w, j, False, &fk, &fv_, &kmax)
                     if qcard.mu >= 0:
                         kk = kmax
                     else:
                         goal = (tgt - tol - ABS_SLACK) / (1 + REL_SEARCH)
-                        kk = _fen_prefix(&fen_cv[0], &fen_sv[0], nu, top, goal, True) + 1
+                        fen_within(&by_val, goal, True, &fk, &fv_, &kk)
+                        kk += 1
                         if pre_v[k] < goal:  # not even all of them
                             kk = INFINITY
                     lag = qcard.lam * j + qcard.mu * kk + pre_c[k]

@@ -28,6 +28,19 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    it, keeping at most 512 states per step spread evenly over the weights;
    if it finds one, that set is optimal with nothing to prove (what makes
    inverse strongly correlated items cheap).
+   When the states reach a quarter of the items (and each time they
+   double), each state is *paired* with one item outside the core: a state
+   that fits gains the most valuable later item within its slack, one over
+   the capacity sheds the least valuable earlier item heavy enough
+   (``_pairs.pxd``; Martello, Pisinger and Toth, "Dynamic programming and
+   strong bounds for the 0-1 knapsack problem", Management Science 45,
+   1999). O(n + states) a pass; a pair that beats the incumbent becomes it,
+   and one that reaches an upper bound ends the run. On subset-sum-like
+   items (subset sum, strongly correlated, profit ceiling) that upper bound
+   is usually reachable, and a few thousand paired states reach it.
+   Divisibility: integer values and weights are divided by their greatest
+   common divisor first (``_divide_gcd``), so the integer rounding of the
+   bounds sees that a better set of profit ceiling items is worth d more.
    Each state keeps the decisions of its last 64 core steps; when the optimum
    needs older ones, the known items are fixed and a *decide* run (goal: reach
    the now-known value) recovers the rest, Pisinger's own device. Memory is
@@ -128,10 +141,18 @@ g_i = w_i / 2**e0 are integers, and since every subset sum is a multiple of
   problem, by induction from the highest index.
   (Value comparisons are as everywhere in ``sparse``; see "Values" below.)
 * If R is over the exact budget (its weight is within about n * 2**(s + e0)
-  of the budget: crafted boundary cases), ``_exact_canonical`` reruns
-  dp_knapsack's recursion on Python integers: the Pareto frontier of every
-  prefix, then its backtrack. Slow on large instances but exact; its states
-  count against the same memory limit.
+  of the budget), ``_real._reduced``: a restriction run (weights
+  ceil(g / 2**s)) gives an exactly feasible lower bound, a Lagrangian
+  reduction fixes the items no near-optimal set can change, and the free
+  items are solved on their exact grid; behind that, ``_exact_canonical``
+  reruns dp_knapsack's recursion on Python integers (the Pareto frontier of
+  every prefix, then its backtrack), its states counted against the same
+  memory limit.
+
+Few distinct (weight, value) pairs (the shape of real graphs) go to
+``_types`` first, quantised and ``scale=None`` alike: the items are solved as
+types with counts, and the canonical set is the lowest copies of each type
+for the right count vector (proofs in ``_types``).
 
 Why not double-double state weights or __int128 in the kernel: both would
 touch every weight operation of the kernel and its bounds, and the quantised

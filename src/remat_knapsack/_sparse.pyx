@@ -436,6 +436,49 @@ cdef inline double _threshold(int decide, double goal, double gp, int integral,
     return goal + 1.0 if integral else goal + tol
 
 
+cdef Py_ssize_t _break_greedy(const double* w, const double* v, Py_ssize_t n, double c,
+                              uint8_t* x, double* wsum, double* psum, double* gp) noexcept nogil:
+    """Core set-up: the break item b (the first in efficiency order that no
+    longer fits) and the break solution (items before b: weight ``wsum``,
+    value ``psum``); ``x`` gets the greedy set (the break solution, then every
+    later item that still fits), ``gp`` its value. Returns b."""
+    cdef Py_ssize_t b = 0, i
+    cdef double gw
+    wsum[0] = 0
+    psum[0] = 0
+    while b < n and wsum[0] + w[b] <= c:
+        wsum[0] += w[b]
+        psum[0] += v[b]
+        b += 1
+    for i in range(n):
+        x[i] = i < b
+    gw = wsum[0]
+    gp[0] = psum[0]
+    for i in range(b, n):
+        if gw + w[i] <= c:
+            x[i] = 1
+            gw += w[i]
+            gp[0] += v[i]
+    return b
+
+
+cdef void _reduced_sums(const double* w, const double* v, Py_ssize_t n, double lam, double mu,
+                        double* A, double* B) noexcept nogil:
+    """Bound helper: with reduced profits d_j = v_j - lam w_j - mu, A[i] sums
+    the positive d_j of items i.. (what adding can still gain) and B[i] the
+    -d_j of negative ones before i (what removing can still gain)."""
+    cdef Py_ssize_t i
+    cdef double dj
+    A[n] = 0
+    for i in range(n - 1, -1, -1):
+        dj = v[i] - lam * w[i] - mu
+        A[i] = A[i + 1] + (dj if dj > 0 else 0)
+    B[0] = 0
+    for i in range(n):
+        dj = v[i] - lam * w[i] - mu
+        B[i + 1] = B[i] + (-dj if dj < 0 else 0)
+
+
 cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, double c,
                              int decide, double goal, double tol, const Card* card,
                              uint8_t* x, double* zout, Py_ssize_t* bout, double* wout,
@@ -502,7 +545,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     negative result codes (STATE_LIMIT, OVER_BUDGET, INTERRUPTED, ...).
     """
     cdef Py_ssize_t i, b, s, t, k, cnt, ia, ib, out, best_k = -1, lo, m, r
-    cdef double wsum = 0, psum = 0, gw, gp, eb, ub0, thr, et, es, Wx, Px
+    cdef double wsum = 0, psum = 0, gp, eb, ub0, thr, et, es, Wx, Px
     cdef double maxP, ub, term, dw, dv, best_P = 0
     cdef uint64_t best_V[VW]
     cdef uint64_t bit
@@ -549,28 +592,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             free(D)
             return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
     else:
-        b = 0
-        while b < n and wsum + w[b] <= c:
-            wsum += w[b]
-            psum += v[b]
-            b += 1
+        b = _break_greedy(w, v, n, c, x, &wsum, &psum, &gp)
         bout[0] = b
-        for i in range(n):
-            x[i] = i < b
+        zout[0] = gp
         if b == n:
-            zout[0] = psum
             if decide and psum < goal - tol:
                 return NOT_FOUND
             return FOUND
-        # Greedy: the break solution, then every later item that still fits.
-        gw = wsum
-        gp = psum
-        for i in range(b, n):
-            if gw + w[i] <= c:
-                x[i] = 1
-                gw += w[i]
-                gp += v[i]
-        zout[0] = gp
         eb = v[b] / w[b]
         term = (c - wsum) * eb
         ub0 = psum + term
@@ -594,14 +622,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 return STATE_LIMIT
             lam = card.lam
             mu = card.mu
-            A[n] = 0
-            for i in range(n - 1, -1, -1):
-                dj = v[i] - lam * w[i] - mu
-                A[i] = A[i + 1] + (dj if dj > 0 else 0)
-            B[0] = 0
-            for i in range(n):
-                dj = v[i] - lam * w[i] - mu
-                B[i + 1] = B[i] + (-dj if dj < 0 else 0)
+            _reduced_sums(w, v, n, lam, mu, A, B)
             sl2 = ABS_SLACK + REL_CARD * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
             kk = _kcount(card, thr)
             ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]

@@ -11,4 +11,4 @@ from .solution import Solution
 from .tradeoff import Frontier, frontier
 
 __all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError", "frontier", "Frontier"]
-__version__ = "0.2.0"
+__version__ = "0.3.0"

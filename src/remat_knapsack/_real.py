@@ -26,9 +26,9 @@ import numpy as np
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
 from ._grid import pareto_step
+from ._states import STATE_BYTES, state_error
 from ._types import MAX_STATES, solve_grouped, solve_items
 from ._validate import excess_weight
-from .errors import SolverMemoryError
 
 __all__ = ["solve_real"]
 
@@ -43,19 +43,11 @@ _MAX_FREE = 2048
 _PY_STATE_BYTES = 96
 
 
-def _state_error(n: int, max_states: int, detail: str) -> Exception:
-    from .sparse import sparse_bytes
-
-    return SolverMemoryError("sparse", sparse_bytes(n, 2 * max_states), sparse_bytes(n, max_states), detail)
-
-
 def solve_real(w, v, c, integral, tol, max_states, detail, run):
     """Exact canonical set for float64 (``scale=None``) weights; see "Exactness"."""
     n = w.size
     e = _grid_exponent(w)  # g_i = w_i / 2**e are integers
     # Few distinct (weight, value) pairs: one type per pair, exact on the grid.
-    from .sparse import STATE_BYTES
-
     grouped = solve_items(w, v, c, e, integral, tol, max_states, STATE_BYTES)
     if grouped is not None:
         return grouped
@@ -165,8 +157,6 @@ def _grid_canonical(G, v, cap, integral, tol, max_states, detail, run):
     chosen, _ = run(a, v, float(min((cap >> s) + k, int(a.sum()))), integral, tol, max_states, detail)
     if sum(G[i] for i in chosen.tolist()) <= cap:
         return chosen
-    from .sparse import STATE_BYTES
-
     budget = max(1, min(MAX_STATES, max_states * STATE_BYTES // 64))
     res = solve_grouped(np.arange(k), G, v.tolist(), cap, integral, tol, budget)
     return None if res is None else res[0]
@@ -177,8 +167,6 @@ def _exact_canonical(g, v, cap, tol, max_states, detail):
     frontier of every prefix, then its backtrack from the last item. Used only
     when the relaxation's set is over the exact budget (a set within about
     n * 2**-52 of the budget), which takes a crafted instance."""
-    from .sparse import STATE_BYTES
-
     limit = max(1, max_states * STATE_BYTES // _PY_STATE_BYTES)  # Python objects are larger
     fronts: list[tuple[list[int], list[float]]] = [([0], [0.0])]
     kept = 1
@@ -186,7 +174,7 @@ def _exact_canonical(g, v, cap, tol, max_states, detail):
         nW, nP = pareto_step(*fronts[-1], gi, vi, cap)
         kept += len(nW)
         if kept > limit:
-            raise _state_error(len(g), max_states, detail + ", exact real-weight frontiers outgrew the limit")
+            raise state_error(len(g), max_states, detail + ", exact real-weight frontiers outgrew the limit")
         fronts.append((nW, nP))
 
     def best(k: int, j: int) -> float:

@@ -58,6 +58,8 @@ import math
 
 import numpy as np
 
+from ._grid import floor_grid
+
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
 
 #: Instances with more distinct (weight, value) pairs go to the item kernel.
@@ -127,8 +129,6 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):
     probe over budget): then the caller solves item by item. ``max_states``
     and ``state_bytes`` are the kernel's state budget and state size; the DP
     keeps to the same bytes and reports ``peak_states`` in kernel states."""
-    from ._grid import floor_grid
-
     kg = group(w, v)
     if kg is None or w.size < MIN_COPIES * kg[1].size:
         return None

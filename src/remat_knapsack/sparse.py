@@ -199,43 +199,18 @@ import numpy as np
 from . import _sparse
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
-from ._memory import limit_bytes
 from ._real import solve_real
+from ._states import STATE_BYTES, max_states_within, sparse_bytes, state_error
+from ._types import solve_items
 from ._validate import Items
-from .errors import SolverMemoryError
 
 __all__ = ["STATE_BYTES", "solve_sparse", "sparse_bytes"]
 
-#: Bytes per state slot the kernel keeps (two buffers).
-STATE_BYTES: int = int(_sparse.STATE_BYTES)
-#: Per-item arrays: sorted copies, reduction, free-item prefix sums, selection.
-_ITEM_BYTES = 160
-#: States the kernel starts with; it grows by doubling up to the memory limit.
-_MIN_STATES = 256
 #: Largest total weight whose sums are exact in float64.
 _EXACT = float(1 << 53)
 #: Values not exact on their power-of-two grid (see ``_value_grid``) are
 #: compared with this tolerance relative to their total: closer values tie.
 VALUE_TOL = 1e-12
-
-
-def sparse_bytes(n: int, states: int = _MIN_STATES) -> int:
-    """Bytes ``sparse`` allocates for ``n`` items and ``states`` state slots."""
-    return _ITEM_BYTES * n + STATE_BYTES * states
-
-
-def _max_states(solver: str, n: int, memory_limit: int | None, detail: str) -> int:
-    """Check the up-front allocation (as ``check_memory`` does) and return how
-    many state slots the kernel may grow to within the same limit."""
-    base = sparse_bytes(n)
-    limit = limit_bytes(memory_limit)
-    if base > limit:
-        raise SolverMemoryError(solver, base, limit, detail)
-    return max(_MIN_STATES, (limit - _ITEM_BYTES * n) // STATE_BYTES)
-
-
-def _state_error(solver: str, n: int, max_states: int, detail: str) -> Exception:
-    return SolverMemoryError(solver, sparse_bytes(n, 2 * max_states), sparse_bytes(n, max_states), detail)
 
 
 def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -248,12 +223,10 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     if quantised and n and float(w.sum()) >= _EXACT:
         raise ValueError("sparse: the total weight of the items must stay below 2**53 to be exact")
     detail = f"{n} items"
-    max_states = _max_states("sparse", n, memory_limit, detail)
+    max_states = max_states_within(n, memory_limit, detail)
     v, integral = _value_grid(v)
     tol = 0.0 if integral else _value_tolerance(v)
-    # Hook: few distinct (weight, value) pairs are solved as types with counts.
-    from ._types import solve_items
-
+    # Few distinct (weight, value) pairs are solved as types with counts.
     grouped = solve_items(w, v, c, None, integral, tol, max_states, STATE_BYTES) if quantised else None
     if grouped is not None:
         chosen, stats = grouped
@@ -326,5 +299,5 @@ def _run(w, v, c, integral, tol, max_states, detail):
     try:
         stats = _sparse.solve(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:
-        raise _state_error("sparse", w.size, max_states, detail + ", Pareto states outgrew the limit") from None
+        raise state_error(w.size, max_states, detail + ", Pareto states outgrew the limit") from None
     return np.flatnonzero(sel), stats

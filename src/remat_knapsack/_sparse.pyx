@@ -27,7 +27,8 @@ Three pieces:
     the incumbent), for count-structured items off a line.
 
 ``solve``
-    OPT from one *optimise* run (or the count path), a reduction (Lagrangian bound with the break
+    OPT from one *optimise* run (or the count path; a run stops early at the
+    class-count bound of ``_lines`` when the items lie on two lines), a reduction (Lagrangian bound with the break
     item's efficiency: items whose fixing to 0 or 1 cannot reach OPT are
     decided), then the canonical set among the free items: scanning from the
     highest index down, an item of the current optimal witness is left out iff
@@ -50,6 +51,8 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+
+from ._lines import Below, find_lines
 
 cdef enum:
     # Results of ``_core`` and of the runs built on it.
@@ -120,6 +123,9 @@ cdef struct Pool:
     Py_ssize_t ticks         # work since the last signal check
     const Py_ssize_t* by_weight  # the next run's items by ascending weight, or NULL (taken by that run)
     bint stop                # a signal handler raised: every run returns INTERRUPTED
+    # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an
+    # optimise run whose incumbent reaches it stops.
+    double opt_bound
 
 
 cdef int _grow(void** p, size_t nbytes) noexcept nogil:
@@ -760,7 +766,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                 thr = Px + 1.0 if integral else Px + tol
                 if A != NULL:
                     kk = _kcount(card, thr)
-                if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr:
+                if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr or pool.opt_bound < thr:
                     found = 1  # the incumbent reached a global bound
                     break
         if pool.beam > 0 and out > pool.beam and not found:
@@ -791,7 +797,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                     thr = best_P + 1.0 if integral else best_P + tol
                     if A != NULL:
                         kk = _kcount(card, thr)
-                    if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr:
+                    if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr or pool.opt_bound < thr:
                         found = 1
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
@@ -926,6 +932,7 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.ticks = 0
     pool.stop = 0
     pool.by_weight = NULL
+    pool.opt_bound = INFINITY
     return pool
 
 
@@ -1010,6 +1017,9 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     cdef const double[::1] topv = topv_a
     b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))  # the break count
     on_line = _multipliers(ws_a, vs_a, c, b, topv_a, &card)
+    lines = find_lines(ws_a, vs_a, b) if integral and not on_line and b < n else None
+    if lines is not None:  # items on two parallel lines: a bound by class counts
+        pool.opt_bound = lines.bound(ws_a, vs_a, c)
     card.topv = &topv[0]
     card.ntop = n
     try:
@@ -1074,7 +1084,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             count = (k - int(fix1.sum()), lamk, muk)
         r = _canonical(wa, va_, order, free_idx, S_a, c - float(wa[fix1].sum()),
                        float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
-                       integral, tol, &pool, &card, count, stats)
+                       integral, tol, &pool, &card, count, lines, stats)
         sel_np = np.asarray(sel)
         sel_np[free_idx] = S_a[free_idx]
         return _stats(stats, pool)
@@ -1265,14 +1275,17 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     """
     cdef Py_ssize_t r, bb
     cdef double U, base
-    if integral and n > 0 and card.mu != 0:
+    if integral and n > 0 and (card.mu != 0 or pool.opt_bound < INFINITY):
         base = card.lam * c + float(np.maximum(np.asarray(vs) - card.lam * np.asarray(ws) - card.mu, 0).sum())
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
             room = c - (float(cw[bb - 1]) if bb > 0 else 0.0)
             U = floor(float(np.sum(vs[:bb])) + room * vs[bb] / ws[bb] + ABS_SLACK)
-            U = _card_target(card, base, U)
+            if card.mu != 0:
+                U = _card_target(card, base, U)
+            if pool.opt_bound < U:
+                U = pool.opt_bound
             pool.beam = BEAM
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
@@ -1477,7 +1490,7 @@ cdef _prefix(x):
 
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
-                           const Card* card, count, dict stats) except -3:
+                           const Card* card, count, lines, dict stats) except -3:
     """Top-down over the free items: keep the canonical (dp_knapsack) choice.
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
@@ -1485,7 +1498,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     provide. ``count``: None, or (k, lam_k, mu_k) when every optimal set is
     known to have the same number of free items k (the count path): then the
     decide runs are count-mode runs (items in descending d = v - lam_k w -
-    mu_k) and a count bound joins the O(1) tests.
+    mu_k) and a count bound joins the O(1) tests. ``lines``: None, or the
+    two parallel lines all items lie on (``_lines``): their class-count bound
+    on the items below k is the last test before a decide run.
     """
     cdef Py_ssize_t nu = free_idx.shape[0], k, m, nsub, r, queries = 0, q
     cdef Py_ssize_t no_runs = 0, no_states = 0, g0, kneed = 0
@@ -1568,6 +1583,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     hint_a = np.empty(nu, dtype=np.intp)
     cdef const Py_ssize_t[::1] w_rank = w_rank_a
     cdef Py_ssize_t[::1] pos = pos_a, hint = hint_a
+    below = Below(lines, fw_a, fv_a) if lines is not None else None
+    cdef bint by_lines = below is not None
     r = 0
     with nogil:
         for k in range(nu - 1, -1, -1):
@@ -1614,6 +1631,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                     lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
                     slack = ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt))
                     if lag + slack < tgt - tol:
+                        ub = -INFINITY
+                if by_lines and ub + sl >= tgt - tol:
+                    with gil:  # O(nu) in numpy, against a decide run
+                        lag = below(k, j)
+                    if lag < tgt - tol:
                         ub = -INFINITY
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.

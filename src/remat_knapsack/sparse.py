@@ -38,6 +38,15 @@ Algorithm (compiled, ``_sparse.pyx``, GIL released):
    and one that reaches an upper bound ends the run. On subset-sum-like
    items (subset sum, strongly correlated, profit ceiling) that upper bound
    is usually reachable, and a few thousand paired states reach it.
+   **Two value lines.** When every item lies on one of two parallel lines
+   q v = p w + e_A or p w + e_B (integers; Pisinger's multiple strongly
+   correlated items, v = w + 3R/10 when 6 | w, else w + 2R/10), a set with
+   a items of one class and b of the other is worth at most
+   (p c + e_A a + e_B b) / q, and its lightest a and b items must fit:
+   the best count pair (O(n), ``_lines.py``) bounds OPT where the LP and
+   single-count bounds lie ~0.09 R above it. The run stops when its
+   incumbent reaches that bound, and the canonical pass (3.) asks the same
+   bound of the items below k before each decide run.
    Divisibility: integer values and weights are divided by their greatest
    common divisor first (``_divide_gcd``), so the integer rounding of the
    bounds sees that a better set of profit ceiling items is worth d more.

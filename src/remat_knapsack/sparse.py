@@ -261,6 +261,9 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
     """
     if v.size == 0:
         return v, True
+    if float(v.max()) < _EXACT and np.array_equal(v, np.floor(v)):
+        g = _divide_gcd(v)  # integers already; the gcd takes any common power of two
+        return (g, True) if fsum(g) < _EXACT else (v, False)
     with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
         g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
     total = fsum(g) if np.all(np.isfinite(g)) else math.inf

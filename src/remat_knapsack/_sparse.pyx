@@ -211,6 +211,81 @@ cdef inline void _free_core(void* seq, void* A, void* B, void* ltop, void* D) no
     free(D)
 
 
+cdef inline void _swap(Pool* pool) noexcept nogil:
+    """The list just merged (``W2, P2, V2, K2``) becomes the current one."""
+    cdef double* t
+    cdef uint64_t* tv
+    cdef int32_t* tk
+    t = pool.W
+    pool.W = pool.W2
+    pool.W2 = t
+    t = pool.P
+    pool.P = pool.P2
+    pool.P2 = t
+    tv = pool.V
+    pool.V = pool.V2
+    pool.V2 = tv
+    tk = pool.K
+    pool.K = pool.K2
+    pool.K2 = tk
+
+
+cdef inline double _lp_state_bound(double W, double P, double c, double et, double es,
+                                   bint can_remove) noexcept nogil:
+    """Pisinger's bound of a state, with its rounding allowance: P + (c - W) e_t
+    when it fits (e_t: the next item to add), P - (W - c) e_s when it must
+    still shed weight (e_s: the next item to remove; -inf when there is none)."""
+    cdef double term
+    if W <= c:
+        term = (c - W) * et
+    elif can_remove:
+        term = -(W - c) * es
+    else:
+        return -INFINITY
+    return P + term + _slack(P, term)
+
+
+cdef inline double _count_state_bound(const double* D, Py_ssize_t n, Py_ssize_t s, Py_ssize_t t,
+                                      Py_ssize_t nd, double W, double P, double kc, double c,
+                                      double lcmk, double lam, double mu) noexcept nogil:
+    """Count mode: the bound of a state of kc items that must end with kfix =
+    kc + nd. ``D``: prefix sums of the reduced profits d = v - lam w - mu in
+    the run's order; the state still adds the nd best items after t, or sheds
+    the -nd worst before s + 1, or (nd = 0) makes one swap or none. -inf when
+    it cannot reach kfix. ``lcmk`` = lam c + mu kfix."""
+    cdef double dj, ub
+    if nd > 0:  # the nd best items still to add
+        if t + nd > n:
+            return -INFINITY
+        dj = D[t + nd] - D[t]
+    elif nd < 0:  # the -nd worst items still to remove
+        if s + 1 + nd < 0:
+            return -INFINITY
+        dj = D[s + 1 + nd] - D[s + 1]
+    elif t < n and s >= 0:  # one swap, or none
+        dj = (D[t + 1] - D[t]) - (D[s + 1] - D[s])
+    else:
+        dj = -INFINITY
+    ub = lcmk + (P - lam * W - mu * kc) + dj
+    if nd == 0 and W <= c and P > ub:
+        ub = P
+    return ub
+
+
+cdef Py_ssize_t _thin(Pool* pool, Py_ssize_t out) noexcept nogil:
+    """A heuristic run's step: keep ``pool.beam`` of the ``out`` merged states,
+    evenly spread by weight (the list stays sorted). Returns the new count."""
+    cdef Py_ssize_t q, i, m
+    for q in range(pool.beam):
+        i = (q * out) // pool.beam
+        pool.W2[q] = pool.W2[i]
+        pool.P2[q] = pool.P2[i]
+        pool.K2[q] = pool.K2[i]
+        for m in range(VW):
+            pool.V2[q * VW + m] = pool.V2[i * VW + m]
+    return pool.beam
+
+
 cdef inline double _slack(double a, double b) noexcept nogil:
     """Rounding allowance of a bound a + b computed in float64."""
     return ABS_SLACK + REL_SUM * (fabs(a) + fabs(b))
@@ -550,7 +625,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     NOT_FOUND if there is none. Returns FOUND on success, else one of the
     negative result codes (STATE_LIMIT, OVER_BUDGET, INTERRUPTED, ...).
     """
-    cdef Py_ssize_t i, b, s, t, k, cnt, ia, ib, out, best_k = -1, lo, m, r
+    cdef Py_ssize_t b, s, t, k, cnt, ia, ib, out, best_k = -1, m, r
     cdef double wsum = 0, psum = 0, gp, eb, ub0, thr, et, es, Wx, Px
     cdef double maxP, ub, term, dw, dv, best_P = 0
     cdef uint64_t best_V[VW]
@@ -560,13 +635,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t word, q
     cdef int take_a, found = 0
     cdef Py_ssize_t* seq
-    cdef double* tmp
-    cdef uint64_t* tmpv
-    cdef int32_t* tmpk
     cdef int32_t kx
     cdef double* A = NULL
     cdef double* B = NULL
-    cdef double lam = 0, mu = 0, kk = 0, sl2 = 0, ub2, dj, kc, ubc = INFINITY
+    cdef double lam = 0, mu = 0, kk = 0, sl2 = 0, ub2, kc, ubc = INFINITY
     cdef Card lc
     cdef double* ltop = NULL
     cdef int cm = 0
@@ -709,35 +781,15 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                     if Px <= maxPK[nd + KWIN]:
                         continue
                     maxPK[nd + KWIN] = Px
-                if nd > 0:  # the nd best items still to add
-                    if t + nd > n:
-                        continue
-                    dj = D[t + nd] - D[t]
-                elif nd < 0:  # the -nd worst items still to remove
-                    if s + 1 + nd < 0:
-                        continue
-                    dj = D[s + 1 + nd] - D[s + 1]
-                elif t < n and s >= 0:  # one swap, or none
-                    dj = (D[t + 1] - D[t]) - (D[s + 1] - D[s])
-                else:
-                    dj = -INFINITY
-                ub2 = lcmk + (Px - lam * Wx - mu * kc) + dj
-                if nd == 0 and Wx <= c and Px > ub2:
-                    ub2 = Px
-                if ub2 + sl2 < thr:
+                ub = _count_state_bound(D, n, s, t, nd, Wx, Px, kc, c, lcmk, lam, mu)
+                if ub == -INFINITY or ub + sl2 < thr:
                     continue
             else:
                 if Px <= maxP:
                     continue
                 maxP = Px
-                if Wx <= c:
-                    term = (c - Wx) * et
-                elif s >= 0:
-                    term = -(Wx - c) * es
-                else:
-                    continue
-                ub = Px + term
-                if ub + _slack(Px, term) < thr:
+                ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
+                if ub == -INFINITY or ub < thr:
                     continue
             if A != NULL:
                 ub2 = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
@@ -770,15 +822,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                     found = 1  # the incumbent reached a global bound
                     break
         if pool.beam > 0 and out > pool.beam and not found:
-            # Heuristic run: thin the list evenly by weight (it stays sorted).
-            for q in range(pool.beam):
-                ia = (q * out) // pool.beam
-                pool.W2[q] = pool.W2[ia]
-                pool.P2[q] = pool.P2[ia]
-                pool.K2[q] = pool.K2[ia]
-                for m in range(VW):
-                    pool.V2[q * VW + m] = pool.V2[ia * VW + m]
-            out = pool.beam
+            out = _thin(pool, out)
         if not found and not cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
             if pair_pass(w, v, n, c, s, t, pool.W2, pool.P2, out, &pr, &pb, by_weight) < 0:
                 _free_core(seq, A, B, ltop, D)
@@ -808,18 +852,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             _free_core(seq, A, B, ltop, D)
             pairs_free(&pr)
             return INTERRUPTED
-        tmp = pool.W
-        pool.W = pool.W2
-        pool.W2 = tmp
-        tmp = pool.P
-        pool.P = pool.P2
-        pool.P2 = tmp
-        tmpv = pool.V
-        pool.V = pool.V2
-        pool.V2 = tmpv
-        tmpk = pool.K
-        pool.K = pool.K2
-        pool.K2 = tmpk
+        _swap(pool)
         cnt = out
         k += 1
 
@@ -836,7 +869,22 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         free(seq)
         return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
     zout[0] = best_P
-    # The break solution, then the remembered core steps flipped.
+    r = _rebuild(w, v, n, c, b, seq, best_k, best_V, best_item, best_P, integral, tol, pool, card, x)
+    free(seq)
+    return r
+
+
+cdef Py_ssize_t _rebuild(const double* w, const double* v, Py_ssize_t n, double c, Py_ssize_t b,
+                         const Py_ssize_t* seq, Py_ssize_t best_k, const uint64_t* best_V,
+                         Py_ssize_t best_item, double best_P, int integral, double tol,
+                         Pool* pool, const Card* card, uint8_t* x) noexcept nogil:
+    """The best state's set into ``x``: the break solution, the remembered
+    core steps (``seq[k]`` for k <= best_k, bits of ``best_V``) flipped, and
+    the paired item. Steps older than ``VBITS`` are forgotten: with everything
+    else fixed, a decide run on those items recovers them (``_recover``),
+    under the beam first when the run had one; if that misses, exactly (the
+    state being rebuilt exists, so the exact run finds it)."""
+    cdef Py_ssize_t i, k, lo, r, beam
     for i in range(n):
         x[i] = i < b
     lo = best_k - VBITS + 1
@@ -848,18 +896,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     if best_item >= 0:
         x[best_item] ^= 1
     if lo == 0:
-        free(seq)
         return FOUND
-    # Steps 0 .. lo-1 are forgotten: fix everything else, decide on those items.
-    # Under a beam, recover with the beam first; if that misses, exactly (the
-    # state being rebuilt exists, so the exact run finds it).
-    m = pool.beam
-    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if m > 0 else INCONSISTENT
+    beam = pool.beam
+    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if beam > 0 else INCONSISTENT
     if r == INCONSISTENT:
         pool.beam = 0
         r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
-        pool.beam = m
-    free(seq)
+        pool.beam = beam
     return r
 
 

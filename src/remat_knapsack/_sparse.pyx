@@ -47,6 +47,7 @@ import numpy as np
 from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.string cimport memset
 
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
@@ -59,7 +60,7 @@ cdef enum:
     NOT_FOUND = 0       # decide: no set reaches the goal
     FOUND = 1           # optimise: ``x`` holds an optimal set; decide: a set reaching the goal
     NO_BETTER = 2       # optimise: nothing beats the value known reachable (``x``: greedy)
-    GO_ON = 3           # ``_count_start``: set up, run the core
+    GO_ON = 3           # ``_count_start``/``_plain_start``: set up, run the core
     STATE_LIMIT = -1    # the states would exceed ``pool.max_states`` (or malloc failed)
     INCONSISTENT = -2   # a recovery run missed the state it rebuilds (a bug)
     OVER_BUDGET = -4    # more than ``pool.limit`` states generated
@@ -200,15 +201,6 @@ cdef inline bint _tick(Pool* pool, Py_ssize_t work) noexcept nogil:
         if interrupted():
             pool.stop = 1
     return pool.stop
-
-
-cdef inline void _free_core(void* seq, void* A, void* B, void* ltop, void* D) noexcept nogil:
-    """The scratch buffers ``_core`` allocates (any may be NULL)."""
-    free(seq)
-    free(A)
-    free(B)
-    free(ltop)
-    free(D)
 
 
 cdef inline void _swap(Pool* pool) noexcept nogil:
@@ -560,45 +552,6 @@ cdef void _reduced_sums(const double* w, const double* v, Py_ssize_t n, double l
         B[i + 1] = B[i] + (-dj if dj < 0 else 0)
 
 
-cdef Py_ssize_t _count_start(const double* w, const double* v, Py_ssize_t n, double c,
-                             int decide, double goal, double tol, const Card* card,
-                             uint8_t* x, double* zout, Py_ssize_t* bout, double* wout,
-                             double* pout, double** Dout, double* slack) noexcept nogil:
-    """Set-up of a count-mode ``_core`` run: the start state is the first
-    ``kfix`` items (the count-constrained LP's set): its weight and value go
-    to ``wout``/``pout``, and ``zout`` gets the value when it is a feasible set
-    (-inf otherwise); ``Dout`` gets the prefix sums of d_j = v_j - lam w_j -
-    mu. Returns 3 to go on, else ``_core``'s result."""
-    cdef Py_ssize_t i, b
-    cdef double wsum = 0, psum = 0, sabs = 0
-    cdef double* D
-    if card.kfix > n:
-        zout[0] = -INFINITY
-        return NOT_FOUND if decide else NO_BETTER
-    b = <Py_ssize_t>card.kfix
-    bout[0] = b
-    D = <double*>malloc((n + 1) * sizeof(double))
-    if D == NULL:
-        return STATE_LIMIT
-    D[0] = 0
-    for i in range(n):
-        x[i] = i < b
-        D[i + 1] = D[i] + (v[i] - card.lam * w[i] - card.mu)
-        sabs += v[i] + card.lam * w[i]
-        if i < b:
-            wsum += w[i]
-            psum += v[i]
-    wout[0] = wsum
-    pout[0] = psum
-    zout[0] = psum if wsum <= c else -INFINITY
-    if decide and wsum <= c and psum >= goal - tol:
-        free(D)
-        return FOUND
-    slack[0] = ABS_SLACK + REL_CARD * (sabs + fabs(card.mu) * (n + b) + card.lam * fabs(c) + fabs(goal))
-    Dout[0] = D
-    return GO_ON
-
-
 cdef inline bint _pair_now(Py_ssize_t out, Py_ssize_t n, Py_ssize_t step, Py_ssize_t last,
                            Py_ssize_t beam) noexcept nogil:
     """When a step's ``out`` states are paired (``_pairs.pxd``): once they are
@@ -612,6 +565,273 @@ cdef inline bint _pair_now(Py_ssize_t out, Py_ssize_t n, Py_ssize_t step, Py_ssi
     return out >= 2 * last and 4 * out >= n
 
 
+cdef struct Run:
+    # One ``_core`` run: the question, the core, the bounds and the incumbent.
+    const double* w          # the items, in the run's order (efficiency, or reduced profit in count mode)
+    const double* v
+    Py_ssize_t n
+    double c
+    int decide               # 1: reach ``goal``; 0: beat the incumbent
+    double goal
+    int integral             # values are integers: a better set is worth 1 more
+    double tol
+    const Card* card         # the count bound's multipliers and counts, or NULL
+    Py_ssize_t b             # the start state holds items 0 .. b-1 (the break solution, or kfix items)
+    Py_ssize_t s             # the next item to remove (-1: none left)
+    Py_ssize_t t             # the next item to add (n: none left)
+    Py_ssize_t* seq          # seq[k]: the item core step k decided
+    double wsum              # the start state's weight and value
+    double psum
+    double gp                # the value known reachable at the start (greedy), -inf if none
+    double thr               # a state must reach this to become the incumbent (or to answer ``goal``)
+    double ub0               # Dantzig's bound at the root (INFINITY in count mode)
+    double ubc               # the count bound at the root (INFINITY without one)
+    # The cardinality bound of every state (A != NULL):
+    #   P + lam (c - W) + mu (kk - K) + A[t] + B[s + 1] (``_reduced_sums``)
+    double lam
+    double mu
+    double kk
+    double sl2               # rounding allowance of the count bounds
+    double* A
+    double* B
+    Card lc                  # this run's own counts (decide runs on subsets: ``_local_counts``)
+    double* ltop
+    # Count mode (cm): sets of exactly kf items; D: prefix sums of d = v - lam w - mu.
+    int cm
+    double kf
+    double lcmk              # lam c + mu kf
+    double* D
+    # The incumbent: value, core step, decision bits, the paired item (-1: none).
+    double best_P
+    Py_ssize_t best_k
+    Py_ssize_t best_item
+    uint64_t best_V[VW]
+    bint found               # stop: the goal is reached, or the incumbent meets a global bound
+
+
+cdef void _free_run(Run* r) noexcept nogil:
+    """The scratch buffers a run allocates (any may be NULL)."""
+    free(r.seq)
+    free(r.A)
+    free(r.B)
+    free(r.ltop)
+    free(r.D)
+    r.seq = r.A = NULL
+    r.B = r.ltop = r.D = NULL
+
+
+cdef inline Py_ssize_t _nothing_better(const Run* r) noexcept nogil:
+    """The result when no state beats the start: decide runs found nothing;
+    optimise runs keep the greedy set (FOUND if it reaches the goal given)."""
+    if r.decide:
+        return NOT_FOUND
+    return FOUND if r.gp >= r.goal else NO_BETTER
+
+
+cdef Py_ssize_t _count_start(Run* r, uint8_t* x) noexcept nogil:
+    """Set-up of a count-mode run: the start state is the first ``kfix`` items
+    (the count-constrained LP's set); ``r.gp`` its value when it fits (-inf
+    otherwise); ``r.D`` the prefix sums of d_j = v_j - lam w_j - mu; the
+    count bound at the root. Returns GO_ON, else the run's result."""
+    cdef const Card* card = r.card
+    cdef Py_ssize_t i, b
+    cdef double sabs = 0
+    if card.kfix > r.n:
+        r.gp = -INFINITY
+        return NOT_FOUND if r.decide else NO_BETTER
+    b = r.b = <Py_ssize_t>card.kfix
+    r.D = <double*>malloc((r.n + 1) * sizeof(double))
+    if r.D == NULL:
+        return STATE_LIMIT
+    r.D[0] = 0
+    for i in range(r.n):
+        x[i] = i < b
+        r.D[i + 1] = r.D[i] + (r.v[i] - card.lam * r.w[i] - card.mu)
+        sabs += r.v[i] + card.lam * r.w[i]
+        if i < b:
+            r.wsum += r.w[i]
+            r.psum += r.v[i]
+    r.gp = r.psum if r.wsum <= r.c else -INFINITY
+    if r.decide and r.wsum <= r.c and r.psum >= r.goal - r.tol:
+        return FOUND
+    r.sl2 = ABS_SLACK + REL_CARD * (sabs + fabs(card.mu) * (r.n + b) + card.lam * fabs(r.c) + fabs(r.goal))
+    r.cm = 1
+    r.lam = card.lam
+    r.mu = card.mu
+    r.kf = card.kfix
+    r.lcmk = r.lam * r.c + r.mu * r.kf
+    r.ub0 = INFINITY
+    r.ubc = r.lcmk + (r.psum - r.lam * r.wsum - r.mu * r.kf)
+    r.thr = _threshold(r.decide, r.goal, r.gp, r.integral, r.tol)
+    if r.ubc + r.sl2 < r.thr:
+        return _nothing_better(r)
+    return GO_ON
+
+
+cdef Py_ssize_t _plain_start(Run* r, uint8_t* x) noexcept nogil:
+    """Set-up of an efficiency-order run: the break solution and the greedy
+    set (into ``x``), Dantzig's bound at the root and, with cardinality
+    multipliers, the count bound (its sums ``A``, ``B`` and counts). Returns
+    GO_ON, else the run's result."""
+    cdef double term
+    r.b = _break_greedy(r.w, r.v, r.n, r.c, x, &r.wsum, &r.psum, &r.gp)
+    if r.b == r.n:
+        return NOT_FOUND if r.decide and r.psum < r.goal - r.tol else FOUND
+    term = (r.c - r.wsum) * (r.v[r.b] / r.w[r.b])
+    r.ub0 = r.psum + term
+    if r.decide and r.gp >= r.goal - r.tol:
+        return FOUND
+    r.thr = _threshold(r.decide, r.goal, r.gp, r.integral, r.tol)
+    if r.ub0 + _slack(r.psum, term) < r.thr:
+        return _nothing_better(r)
+    if r.card != NULL and r.card.topv == NULL and r.card.mu == 0:
+        r.card = NULL  # no count term: the bound is the plain Lagrangian one
+    if r.card == NULL:
+        return GO_ON
+    if r.card.topv == NULL:
+        r.lc = r.card[0]
+        if _local_counts(r.w, r.v, r.n, r.c, &r.lc, &r.ltop) < 0:
+            return STATE_LIMIT
+        r.card = &r.lc
+    r.A = <double*>malloc((r.n + 1) * sizeof(double))
+    r.B = <double*>malloc((r.n + 1) * sizeof(double))
+    if r.A == NULL or r.B == NULL:
+        return STATE_LIMIT
+    r.lam = r.card.lam
+    r.mu = r.card.mu
+    _reduced_sums(r.w, r.v, r.n, r.lam, r.mu, r.A, r.B)
+    r.sl2 = ABS_SLACK + REL_CARD * (r.A[0] + r.B[r.n] + r.lam * fabs(r.c)
+                                    + fabs(r.mu) * (r.n + r.card.kmax) + r.gp + fabs(r.goal))
+    r.kk = _kcount(r.card, r.thr)
+    r.ubc = r.psum + r.lam * (r.c - r.wsum) + r.mu * (r.kk - r.b) + r.A[r.b] + r.B[r.b]
+    if r.ubc + r.sl2 < r.thr:
+        return _nothing_better(r)
+    return GO_ON
+
+
+cdef inline void _improve(Run* r, const Pool* pool, double P, Py_ssize_t k, Py_ssize_t item,
+                          const uint64_t* V) noexcept nogil:
+    """A state (decision bits ``V`` at core step k, plus ``item`` flipped when
+    >= 0) worth P becomes the incumbent. A decide run is done; an optimise run
+    raises its threshold, and is done when that passes a global bound."""
+    cdef Py_ssize_t q
+    r.best_P = P
+    r.best_k = k
+    r.best_item = item
+    for q in range(VW):
+        r.best_V[q] = V[q]
+    if r.decide:
+        r.found = 1
+        return
+    r.thr = P + 1.0 if r.integral else P + r.tol
+    if r.A != NULL:
+        r.kk = _kcount(r.card, r.thr)
+    if r.ub0 + _slack(r.psum, r.ub0 - r.psum) < r.thr or r.ubc + r.sl2 < r.thr or pool.opt_bound < r.thr:
+        r.found = 1
+
+
+cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double dw, double dv,
+                       int32_t kx, Py_ssize_t* work) noexcept nogil:
+    """One core step: merge the list (W, P, V, K; ``cnt`` states) with its
+    copy shifted by the step's item (dw, dv, kx = +-1 item) into W2.. in
+    weight order, dropping dominated states and those whose bounds cannot
+    reach ``r.thr``; the step's decision is bit k of each state's history.
+    A kept state that reaches the threshold within c becomes the incumbent.
+    Returns the states kept; ``work`` gets the states read."""
+    cdef Py_ssize_t ia = 0, ib = 0, out = 0, q, nd
+    cdef Py_ssize_t s = r.s, t = r.t, n = r.n, word = (k % VBITS) >> 6
+    cdef uint64_t bit = (<uint64_t>1) << (k & 63)
+    cdef double c = r.c, lam = r.lam, mu = r.mu, sl2 = r.sl2, kf = r.kf, lcmk = r.lcmk
+    cdef double thr = r.thr, kk = r.kk  # change only with the incumbent (``_improve``)
+    cdef const double* A = r.A
+    cdef const double* B = r.B
+    cdef const double* D = r.D
+    cdef int cm = r.cm
+    cdef double et = r.v[t] / r.w[t] if t < n else 0.0
+    cdef double es = r.v[s] / r.w[s] if s >= 0 else 0.0
+    cdef double Wx, Px, kc, ub, maxP = -INFINITY
+    cdef double maxPK[2 * KWIN + 1]
+    cdef uint64_t* va
+    cdef uint64_t* vo
+    cdef int take_a
+    if cm:
+        for q in range(2 * KWIN + 1):
+            maxPK[q] = -INFINITY
+    while ia < cnt or ib < cnt:
+        if ib >= cnt:
+            take_a = 1
+        elif ia >= cnt:
+            take_a = 0
+        else:
+            Wx = pool.W[ib] + dw
+            take_a = pool.W[ia] < Wx or (pool.W[ia] == Wx and pool.P[ia] >= pool.P[ib] + dv)
+        if take_a:
+            Wx = pool.W[ia]
+            Px = pool.P[ia]
+            va = &pool.V[ia * VW]
+            kc = pool.K[ia]
+            ia += 1
+        else:
+            Wx = pool.W[ib] + dw
+            Px = pool.P[ib] + dv
+            va = &pool.V[ib * VW]
+            kc = pool.K[ib] + kx
+            ib += 1
+        if cm:
+            # Dominance only among states of the same count (a lighter,
+            # better state with another count may not complete to kfix).
+            nd = <Py_ssize_t>kf - <Py_ssize_t>kc
+            if -KWIN <= nd <= KWIN:
+                if Px <= maxPK[nd + KWIN]:
+                    continue
+                maxPK[nd + KWIN] = Px
+            ub = _count_state_bound(D, n, s, t, nd, Wx, Px, kc, c, lcmk, lam, mu)
+            if ub == -INFINITY or ub + sl2 < thr:
+                continue
+        else:
+            if Px <= maxP:
+                continue
+            maxP = Px
+            ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
+            if ub == -INFINITY or ub < thr:
+                continue
+        if A != NULL:
+            ub = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
+            if ub + sl2 < thr:
+                continue
+        vo = &pool.V2[out * VW]
+        for q in range(VW):
+            vo[q] = va[q]
+        if take_a:
+            vo[word] &= ~bit
+        else:
+            vo[word] |= bit
+        pool.W2[out] = Wx
+        pool.P2[out] = Px
+        pool.K2[out] = <int32_t>kc
+        out += 1
+        if Wx <= c and Px >= thr and (not cm or kc == kf):
+            _improve(r, pool, Px, k, -1, vo)
+            if r.found:
+                break
+            thr = r.thr
+            kk = r.kk
+    work[0] = ia + ib + 1
+    return out
+
+
+cdef int _pair(Run* r, Pool* pool, Pairs* pr, Py_ssize_t out, Py_ssize_t k,
+               const Py_ssize_t* by_weight) noexcept nogil:
+    """Pair the merged states with one item outside the core (``_pairs.pxd``);
+    a pair reaching the threshold becomes the incumbent. -1 on allocation failure."""
+    cdef Pair pb
+    if pair_pass(r.w, r.v, r.n, r.c, r.s, r.t, pool.W2, pool.P2, out, pr, &pb, by_weight) < 0:
+        return -1
+    if pb.item >= 0 and pb.value >= r.thr:
+        _improve(r, pool, pb.value, k, pb.item, &pool.V2[pb.state * VW])
+    return 0
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
@@ -620,258 +840,110 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
 
     Optimise (decide == 0): ``x`` gets an optimal set, ``zout`` its value;
     ``goal`` is a value known to be reachable (0 if none): when nothing beats
-    it, return 2 (``x`` then holds only the greedy set).
+    it, return NO_BETTER (``x`` then holds only the greedy set).
     Decide (decide == 1): ``x`` gets a set of value >= goal - tol within c,
     NOT_FOUND if there is none. Returns FOUND on success, else one of the
     negative result codes (STATE_LIMIT, OVER_BUDGET, INTERRUPTED, ...).
+    Count mode (``card.kfix`` >= 0): only sets of exactly kfix items.
     """
-    cdef Py_ssize_t b, s, t, k, cnt, ia, ib, out, best_k = -1, m, r
-    cdef double wsum = 0, psum = 0, gp, eb, ub0, thr, et, es, Wx, Px
-    cdef double maxP, ub, term, dw, dv, best_P = 0
-    cdef uint64_t best_V[VW]
-    cdef uint64_t bit
-    cdef uint64_t* va
-    cdef uint64_t* vo
-    cdef Py_ssize_t word, q
-    cdef int take_a, found = 0
-    cdef Py_ssize_t* seq
-    cdef int32_t kx
-    cdef double* A = NULL
-    cdef double* B = NULL
-    cdef double lam = 0, mu = 0, kk = 0, sl2 = 0, ub2, kc, ubc = INFINITY
-    cdef Card lc
-    cdef double* ltop = NULL
-    cdef int cm = 0
-    cdef double* D = NULL
-    cdef double kf = 0, lcmk = 0
-    cdef double maxPK[2 * KWIN + 1]
-    cdef Py_ssize_t nd, best_item = -1
+    cdef Run r
     cdef Pairs pr
-    cdef Pair pb
+    cdef Py_ssize_t cnt = 1, k = 0, m, out, work, res
+    cdef double dw, dv
+    cdef int32_t kx
     cdef const Py_ssize_t* by_weight = pool.by_weight
-
+    memset(&r, 0, sizeof(Run))
+    r.w = w
+    r.v = v
+    r.n = n
+    r.c = c
+    r.decide = decide
+    r.goal = goal
+    r.integral = integral
+    r.tol = tol
+    r.card = card
+    r.ubc = INFINITY
+    r.best_k = r.best_item = -1
     pool.runs += 1
     pool.by_weight = NULL  # this run's alone, not its recovery runs
-    if card != NULL and card.kfix >= 0:
-        cm = 1
-        r = _count_start(w, v, n, c, decide, goal, tol, card, x, zout, bout, &wsum, &psum, &D, &sl2)
-        if r != GO_ON:
-            return r
-        b = bout[0]
-        lam = card.lam
-        mu = card.mu
-        kf = card.kfix
-        lcmk = lam * c + mu * kf
-        gp = zout[0]
-        ub0 = INFINITY
-        ubc = lcmk + (psum - lam * wsum - mu * kf)  # the count bound at the root
-        thr = _threshold(decide, goal, gp, integral, tol)
-        if ubc + sl2 < thr:
-            free(D)
-            return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
-    else:
-        b = _break_greedy(w, v, n, c, x, &wsum, &psum, &gp)
-        bout[0] = b
-        zout[0] = gp
-        if b == n:
-            if decide and psum < goal - tol:
-                return NOT_FOUND
-            return FOUND
-        eb = v[b] / w[b]
-        term = (c - wsum) * eb
-        ub0 = psum + term
-        if decide and gp >= goal - tol:
-            return FOUND
-        thr = _threshold(decide, goal, gp, integral, tol)
-        if ub0 + _slack(psum, term) < thr:
-            return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
-        if card != NULL and card.topv == NULL and card.mu == 0:
-            card = NULL  # no count term: the bound is the plain Lagrangian one
-        if card != NULL and card.topv == NULL:
-            lc = card[0]
-            if _local_counts(w, v, n, c, &lc, &ltop) < 0:
-                return STATE_LIMIT
-            card = &lc
-        if card != NULL:
-            A = <double*>malloc((n + 1) * sizeof(double))
-            B = <double*>malloc((n + 1) * sizeof(double))
-            if A == NULL or B == NULL:
-                _free_core(NULL, A, B, ltop, D)
-                return STATE_LIMIT
-            lam = card.lam
-            mu = card.mu
-            _reduced_sums(w, v, n, lam, mu, A, B)
-            sl2 = ABS_SLACK + REL_CARD * (A[0] + B[n] + lam * fabs(c) + fabs(mu) * (n + card.kmax) + gp + fabs(goal))
-            kk = _kcount(card, thr)
-            ubc = psum + lam * (c - wsum) + mu * (kk - b) + A[b] + B[b]
-            if ubc + sl2 < thr:
-                _free_core(NULL, A, B, ltop, D)
-                return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
-
+    res = _count_start(&r, x) if card != NULL and card.kfix >= 0 else _plain_start(&r, x)
+    bout[0] = r.b
+    zout[0] = r.gp
+    if res != GO_ON:
+        _free_run(&r)
+        return res
     pairs_init(&pr)
-    seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    if seq == NULL or _reserve(pool, 2) < 0:
-        _free_core(seq, A, B, ltop, D)
-        return STATE_LIMIT
-    pool.W[0] = wsum
-    pool.P[0] = psum
-    pool.K[0] = <int32_t>b
-    for q in range(VW):
-        pool.V[q] = 0
-        best_V[q] = 0
-    cnt = 1
-    s = b - 1
-    t = b
-    k = 0
-    while cnt > 0 and (s >= 0 or t < n) and not found:
+    r.seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    res = STATE_LIMIT if r.seq == NULL or _reserve(pool, 2) < 0 else GO_ON
+    if res == GO_ON:
+        pool.W[0] = r.wsum
+        pool.P[0] = r.psum
+        pool.K[0] = <int32_t>r.b
+        for m in range(VW):
+            pool.V[m] = 0
+        r.s = r.b - 1
+        r.t = r.b
+    while res == GO_ON and cnt > 0 and (r.s >= 0 or r.t < n) and not r.found:
         # One step: item t joins (dw > 0) or item s leaves (dw < 0).
-        if t < n and (k % 2 == 0 or s < 0):
-            m = t
-            dw = w[t]
-            dv = v[t]
+        if r.t < n and (k % 2 == 0 or r.s < 0):
+            m = r.t
+            dw = w[m]
+            dv = v[m]
             kx = 1
-            t += 1
+            r.t += 1
         else:
-            m = s
-            dw = -w[s]
-            dv = -v[s]
+            m = r.s
+            dw = -w[m]
+            dv = -v[m]
             kx = -1
-            s -= 1
-        seq[k] = m
-        et = v[t] / w[t] if t < n else 0.0
-        es = v[s] / w[s] if s >= 0 else 0.0
+            r.s -= 1
+        r.seq[k] = m
         if _reserve(pool, 2 * cnt) < 0:
-            _free_core(seq, A, B, ltop, D)
-            pairs_free(&pr)
-            return STATE_LIMIT
-        word = (k % VBITS) >> 6
-        bit = (<uint64_t>1) << (k & 63)
-        ia = 0
-        ib = 0
-        out = 0
-        maxP = -INFINITY
-        if cm:
-            for q in range(2 * KWIN + 1):
-                maxPK[q] = -INFINITY
-        while ia < cnt or ib < cnt:
-            if ib >= cnt:
-                take_a = 1
-            elif ia >= cnt:
-                take_a = 0
-            else:
-                Wx = pool.W[ib] + dw
-                take_a = pool.W[ia] < Wx or (pool.W[ia] == Wx and pool.P[ia] >= pool.P[ib] + dv)
-            if take_a:
-                Wx = pool.W[ia]
-                Px = pool.P[ia]
-                va = &pool.V[ia * VW]
-                kc = pool.K[ia]
-                ia += 1
-            else:
-                Wx = pool.W[ib] + dw
-                Px = pool.P[ib] + dv
-                va = &pool.V[ib * VW]
-                kc = pool.K[ib] + kx
-                ib += 1
-            if cm:
-                # Dominance only among states of the same count (a lighter,
-                # better state with another count may not complete to kfix).
-                nd = <Py_ssize_t>kf - <Py_ssize_t>kc
-                if -KWIN <= nd <= KWIN:
-                    if Px <= maxPK[nd + KWIN]:
-                        continue
-                    maxPK[nd + KWIN] = Px
-                ub = _count_state_bound(D, n, s, t, nd, Wx, Px, kc, c, lcmk, lam, mu)
-                if ub == -INFINITY or ub + sl2 < thr:
-                    continue
-            else:
-                if Px <= maxP:
-                    continue
-                maxP = Px
-                ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
-                if ub == -INFINITY or ub < thr:
-                    continue
-            if A != NULL:
-                ub2 = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
-                if ub2 + sl2 < thr:
-                    continue
-            vo = &pool.V2[out * VW]
-            for q in range(VW):
-                vo[q] = va[q]
-            if take_a:
-                vo[word] &= ~bit
-            else:
-                vo[word] |= bit
-            pool.W2[out] = Wx
-            pool.P2[out] = Px
-            pool.K2[out] = <int32_t>kc
-            out += 1
-            if Wx <= c and Px >= thr and (not cm or kc == kf):
-                best_P = Px
-                best_k = k
-                best_item = -1
-                for q in range(VW):
-                    best_V[q] = vo[q]
-                if decide:
-                    found = 1
-                    break
-                thr = Px + 1.0 if integral else Px + tol
-                if A != NULL:
-                    kk = _kcount(card, thr)
-                if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr or pool.opt_bound < thr:
-                    found = 1  # the incumbent reached a global bound
-                    break
-        if pool.beam > 0 and out > pool.beam and not found:
+            res = STATE_LIMIT
+            break
+        out = _merge(&r, pool, cnt, k, dw, dv, kx, &work)
+        if pool.beam > 0 and out > pool.beam and not r.found:
             out = _thin(pool, out)
-        if not found and not cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
-            if pair_pass(w, v, n, c, s, t, pool.W2, pool.P2, out, &pr, &pb, by_weight) < 0:
-                _free_core(seq, A, B, ltop, D)
-                pairs_free(&pr)
-                return STATE_LIMIT
-            if pb.item >= 0 and pb.value >= thr:
-                # A state plus (or minus) one item outside the core.
-                best_P = pb.value
-                best_k = k
-                best_item = pb.item
-                for q in range(VW):
-                    best_V[q] = pool.V2[pb.state * VW + q]
-                if decide:
-                    found = 1
-                else:
-                    thr = best_P + 1.0 if integral else best_P + tol
-                    if A != NULL:
-                        kk = _kcount(card, thr)
-                    if ub0 + _slack(psum, ub0 - psum) < thr or ubc + sl2 < thr or pool.opt_bound < thr:
-                        found = 1
+        if not r.found and not r.cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
+            if _pair(&r, pool, &pr, out, k, by_weight) < 0:
+                res = STATE_LIMIT
+                break
         pool.generated += out
         if pool.limit > 0 and pool.generated > pool.limit:
-            _free_core(seq, A, B, ltop, D)
-            pairs_free(&pr)
-            return OVER_BUDGET
-        if _tick(pool, ia + ib + 1):
-            _free_core(seq, A, B, ltop, D)
-            pairs_free(&pr)
-            return INTERRUPTED
+            res = OVER_BUDGET
+        elif _tick(pool, work):
+            res = INTERRUPTED
         _swap(pool)
         cnt = out
         k += 1
-
-    _free_core(NULL, A, B, ltop, D)
     pairs_free(&pr)
+    if res != GO_ON:
+        _free_run(&r)
+        return res
+    return _finish(&r, pool, k, x, zout)
+
+
+cdef Py_ssize_t _finish(Run* r, Pool* pool, Py_ssize_t steps, uint8_t* x, double* zout) noexcept nogil:
+    """After the last core step: the incumbent's set into ``x`` (or the
+    start's result when nothing beat it), and the run's buffers freed."""
+    cdef Py_ssize_t res
+    cdef Card lc
+    cdef const Card* card = r.card
     if pool.runs == 1:
-        pool.first_steps = k
-        pool.first_best = best_k
+        pool.first_steps = steps
+        pool.first_best = r.best_k
+    if r.best_k < 0:  # nothing beat greedy / goal (optimise) or reached the goal (decide)
+        _free_run(r)
+        return _nothing_better(r)
     if card != NULL:  # a recovery run on a subset computes its own counts
         lc = card[0]
         lc.topv = NULL
         card = &lc
-    if best_k < 0:  # nothing beat greedy / goal (optimise) or reached the goal (decide)
-        free(seq)
-        return NOT_FOUND if decide else (FOUND if gp >= goal else NO_BETTER)
-    zout[0] = best_P
-    r = _rebuild(w, v, n, c, b, seq, best_k, best_V, best_item, best_P, integral, tol, pool, card, x)
-    free(seq)
-    return r
+    zout[0] = r.best_P
+    res = _rebuild(r.w, r.v, r.n, r.c, r.b, r.seq, r.best_k, r.best_V, r.best_item, r.best_P,
+                   r.integral, r.tol, pool, card, x)
+    _free_run(r)
+    return res
 
 
 cdef Py_ssize_t _rebuild(const double* w, const double* v, Py_ssize_t n, double c, Py_ssize_t b,

@@ -50,6 +50,7 @@ from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memset
 
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
+from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
 
@@ -1603,6 +1604,40 @@ cdef _prefix(x):
     return out
 
 
+# The canonical pass turns to one forward DP (``_forward``) once its decide
+# runs that prove items needed have used this many states, and again each
+# time that doubles, with the work those proofs are expected to take still.
+cdef Py_ssize_t FWD_FROM = 32000000
+cdef Py_ssize_t FWD_MIN_RUNS = 4
+cdef Py_ssize_t FWD_SHARE = 2  # the forward DP gets 1/FWD_SHARE of that: it must be clearly cheaper
+
+
+def _configure_forward(Py_ssize_t states_from):
+    """Test knob: the proof states after which the canonical pass tries the
+    forward DP (0: at its first decide run). Returns the old value."""
+    global FWD_FROM, FWD_MIN_RUNS
+    old = FWD_FROM
+    FWD_FROM = states_from
+    FWD_MIN_RUNS = 4 if states_from > 0 else 0
+    return old
+
+
+cdef Py_ssize_t _proofs_ahead(Py_ssize_t no_runs, Py_ssize_t no_states, Py_ssize_t wdone,
+                              const uint8_t[::1] Sf, Py_ssize_t k) noexcept nogil:
+    """The states the top-down pass should still spend on proofs: its proof
+    states per witness item so far (``wdone`` items passed) times the witness
+    items from k down. 0 before FWD_MIN_RUNS proofs (too early to tell);
+    with no proofs yet (only under the test knob) no limit."""
+    cdef Py_ssize_t q, left = 0
+    if no_runs < FWD_MIN_RUNS:
+        return 0
+    if no_runs == 0:
+        return 1 << 60
+    for q in range(k + 1):
+        left += Sf[q]
+    return no_states // (wdone if wdone > 0 else 1) * left
+
+
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, lines, dict stats) except -3:
@@ -1619,6 +1654,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     """
     cdef Py_ssize_t nu = free_idx.shape[0], k, m, nsub, r, queries = 0, q
     cdef Py_ssize_t no_runs = 0, no_states = 0, g0, kneed = 0
+    cdef Py_ssize_t fwd_next = FWD_FROM, fwd_work = 0, fwd_budget, fwd_used, fwd_done = 0, wdone = 0
+    cdef Py_ssize_t fwd_tries = 0
     cdef double ub, lag, slack, zz, sl, lamk = 0, muk = 0
     cdef Py_ssize_t bb
     cdef Card qcard = card[0]
@@ -1666,6 +1703,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     sw_a = np.empty(nu)
     sv_a = np.empty(nu)
     sx_a = np.empty(nu, dtype=np.uint8)
+    fx_a = np.zeros(nu, dtype=np.uint8)
+    cdef uint8_t[::1] fx = fx_a
     sr_a = np.empty(nu, dtype=np.intp)
     cdef double[::1] sw = sw_a, sv = sv_a
     cdef uint8_t[::1] sx = sx_a
@@ -1711,6 +1750,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                 fen_add(&by_val, v_pos[k], -fv[k], 0.0, -1.0)
             if not Sf[k]:
                 continue
+            wdone += 1
             sl = ABS_SLACK + REL_LP * (fabs(tgt) + pre_v[k])
             if needed[grp[k]]:
                 pass  # an identical item above was needed: so is this one
@@ -1752,6 +1792,26 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                         lag = below(k, j)
                     if lag < tgt - tol:
                         ub = -INFINITY
+                if ub + sl >= tgt - tol and no_states >= fwd_next:
+                    # The proofs cost more than one forward DP would: the
+                    # items 0..k by ``_forward``, within the work the proofs
+                    # are expected to take still (else on, and again later).
+                    fwd_budget = _proofs_ahead(no_runs, no_states, wdone, Sf, k) // FWD_SHARE
+                    fwd_tries += 1
+                    fwd_next = 2 * no_states
+                    if fwd_budget > 0:
+                        r = forward_canonical(&fw[0], &fv[0], k + 1, j, tgt, integral, tol, fwd_budget,
+                                              pool.max_states - pool.cap, &fwd_used, &fx[0])
+                        fwd_work += fwd_used
+                        if r == FWD_INTERRUPTED:
+                            r = INTERRUPTED
+                            break
+                        if r == FWD_DONE:
+                            for q in range(k + 1):
+                                Sf[q] = fx[q]
+                            fwd_done = 1
+                            break
+                        r = 0
                 if ub + sl >= tgt - tol:
                     # Bounds cannot tell: decide on the free items below k.
                     queries += 1
@@ -1796,5 +1856,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     stats["queries"] = queries
     stats["queries_no"] = no_runs
     stats["queries_no_states"] = no_states
+    stats["forward"] = fwd_done
+    stats["forward_work"] = fwd_work
+    stats["forward_tries"] = fwd_tries
     S_a[free_idx] = Sf_a
     return 0

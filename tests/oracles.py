@@ -57,3 +57,14 @@ def random_instance(rng, n, max_w, max_v, integer_values=True):
     v = rng.integers(1, max_v + 1, n).astype(float) if integer_values else rng.uniform(1, max_v, n)
     cap = float(rng.integers(0, int(w.sum()) + 1))
     return w.tolist(), v.tolist(), cap
+
+
+def small_hard_instance(rng, n_max=30):
+    """One of Pisinger's hard families, small enough for dp: integer (w, v, c),
+    a random capacity up to the weight sum."""
+    from remat_knapsack.instances import HARD_CLASSES, pisinger
+
+    cls, n, R = rng.choice(HARD_CLASSES), rng.randint(3, n_max), rng.choice([10, 100, 1000])
+    inst = pisinger(cls, n, R, rng.randrange(10**6))
+    w, v = [int(x) for x in inst.memory], [int(x) for x in inst.runtimes]
+    return w, v, rng.randint(0, sum(w))

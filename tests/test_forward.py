@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from remat_knapsack import _forward, _sparse, solve
-from tests.oracles import brute_force
+from tests.oracles import brute_force, small_hard_instance
 
 
 def test_forward_canonical_against_brute_force():
@@ -40,14 +40,9 @@ def forward_always():
 
 @pytest.mark.parametrize("seed", range(2))
 def test_sparse_with_forward_against_dp(seed, forward_always):
-    from remat_knapsack.instances import HARD_CLASSES, pisinger
-
     rng = random.Random(300 + seed)
     for _ in range(300):
-        cls, n, R = rng.choice(HARD_CLASSES), rng.randint(3, 60), rng.choice([10, 100, 1000])
-        inst = pisinger(cls, n, R, rng.randrange(10**6))
-        w, v = [int(x) for x in inst.memory], [int(x) for x in inst.runtimes]
-        c = rng.randint(0, sum(w))
+        w, v, c = small_hard_instance(rng, n_max=60)
         ref = solve(w, v, c, scale=1, solver="dp")
         got = solve(w, v, c, scale=1, solver="sparse")
         assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)

@@ -6,6 +6,7 @@ import random
 import pytest
 
 from remat_knapsack import solve
+from tests.oracles import small_hard_instance
 
 
 def _instance(rng: random.Random) -> tuple[list[int], list[int], int]:
@@ -68,17 +69,9 @@ def pair_every_step():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_pairing_against_dp(seed, pair_every_step):
-    from remat_knapsack.instances import HARD_CLASSES, pisinger
-
     rng = random.Random(100 + seed)
     for i in range(400):
-        if i % 2:
-            w, v, c = _instance(rng)
-        else:  # Pisinger's hard families, small
-            cls, n, R = rng.choice(HARD_CLASSES), rng.randint(3, 30), rng.choice([10, 100, 1000])
-            inst = pisinger(cls, n, R, rng.randrange(10**6))
-            w, v = [int(x) for x in inst.memory], [int(x) for x in inst.runtimes]
-            c = rng.randint(0, sum(w))
+        w, v, c = _instance(rng) if i % 2 else small_hard_instance(rng)
         ref = solve(w, v, c, scale=1, solver="dp")
         got = solve(w, v, c, scale=1, solver="sparse")
         assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)

@@ -31,10 +31,11 @@ sqrt(m) max |L_i|). The states of one list are 16 bytes each.
 import numpy as np
 
 from libc.math cimport fabs, floor, sqrt
-from libc.stdlib cimport calloc, free, malloc, qsort, realloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcpy, memset
 
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
+from ._realloc cimport grow
 
 cdef double ABS_SLACK = 1e-9   # absolute part of the bound's allowance
 cdef double REL_LP = 1e-13     # per unit of the values' total
@@ -161,25 +162,20 @@ cdef Py_ssize_t _step(Frame* f, const double* W, const double* V, Py_ssize_t n, 
     return _prune(f, W2, V2, out)
 
 
-cdef int _grow(double** p, Py_ssize_t n) noexcept nogil:
-    cdef double* q = <double*>realloc(p[0], n * sizeof(double))
-    if q == NULL:
-        return -1
-    p[0] = q
-    return 0
-
-
 cdef int _room(Frame* f, Py_ssize_t need) noexcept nogil:
     """Merge buffers for ``need`` states (doubling), within the state limit.
     -1 when over it or when malloc fails."""
     cdef Py_ssize_t r = f.room if f.room > 0 else 64
+    cdef size_t r8
     if need <= f.room:
         return 0
     while r < need:
         r *= 2
     if f.held + 2 * (r - f.room) > f.max_states:
         return -1
-    if _grow(&f.W, r) < 0 or _grow(&f.V, r) < 0 or _grow(&f.W2, r) < 0 or _grow(&f.V2, r) < 0:
+    r8 = r * sizeof(double)
+    if (grow(<void**>&f.W, r8) < 0 or grow(<void**>&f.V, r8) < 0
+            or grow(<void**>&f.W2, r8) < 0 or grow(<void**>&f.V2, r8) < 0):
         return -1
     f.held += 2 * (r - f.room)
     f.room = r

@@ -64,16 +64,17 @@ class Lines:
     q: int
     levels: tuple[float, ...]
 
-    def classes(self, w: np.ndarray, v: np.ndarray) -> list[np.ndarray]:
-        """The weights of each class (one array per level)."""
+    def members(self, w: np.ndarray, v: np.ndarray) -> list[np.ndarray]:
+        """The positions of each class's items (one array per level)."""
+        pos = np.arange(w.shape[0])
         if len(self.levels) == 1:
-            return [w]
+            return [pos]
         first = self.q * v - self.p * w == self.levels[0]
-        return [w[first], w[~first]]
+        return [pos[first], pos[~first]]
 
     def bound(self, w: np.ndarray, v: np.ndarray, c: float) -> int:
         """The class-count bound on every set of these items within ``c``."""
-        return _best(self, [np.sort(cw) for cw in self.classes(w, v)], math.floor(c))
+        return _best(self, [np.sort(w[m]) for m in self.members(w, v)], math.floor(c))
 
 
 def find_lines(w: np.ndarray, v: np.ndarray, near: int = 0) -> Lines | None:
@@ -148,13 +149,7 @@ class Below:
 
     def __init__(self, lines: Lines, w: np.ndarray, v: np.ndarray) -> None:
         self.lines = lines
-        pos = np.arange(w.shape[0])
-        if len(lines.levels) == 1:
-            members = [pos]
-        else:
-            first = lines.q * v - lines.p * w == lines.levels[0]
-            members = [pos[first], pos[~first]]
-        orders = [m[np.argsort(w[m], kind="stable")] for m in members]
+        orders = [m[np.argsort(w[m], kind="stable")] for m in lines.members(w, v)]
         self.sorted_w = [w[o] for o in orders]
         self.sorted_pos = orders
 

@@ -46,13 +46,14 @@ import numpy as np
 
 from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+from ._realloc cimport grow
 
 from ._lines import Below, find_lines
 
@@ -130,14 +131,6 @@ cdef struct Pool:
     double opt_bound
 
 
-cdef int _grow(void** p, size_t nbytes) noexcept nogil:
-    cdef void* q = realloc(p[0], nbytes)
-    if q == NULL:
-        return -1
-    p[0] = q
-    return 0
-
-
 cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
     """Make room for ``need`` states in both buffers; -1 if over ``max_states``."""
     cdef Py_ssize_t nc
@@ -152,14 +145,14 @@ cdef int _reserve(Pool* pool, Py_ssize_t need) noexcept nogil:
         nc = 256
     if nc > pool.max_states:
         nc = pool.max_states
-    if (_grow(<void**>&pool.W, nc * sizeof(double)) < 0
-            or _grow(<void**>&pool.P, nc * sizeof(double)) < 0
-            or _grow(<void**>&pool.V, nc * VW * sizeof(uint64_t)) < 0
-            or _grow(<void**>&pool.K, nc * sizeof(int32_t)) < 0
-            or _grow(<void**>&pool.W2, nc * sizeof(double)) < 0
-            or _grow(<void**>&pool.P2, nc * sizeof(double)) < 0
-            or _grow(<void**>&pool.V2, nc * VW * sizeof(uint64_t)) < 0
-            or _grow(<void**>&pool.K2, nc * sizeof(int32_t)) < 0):
+    if (grow(<void**>&pool.W, nc * sizeof(double)) < 0
+            or grow(<void**>&pool.P, nc * sizeof(double)) < 0
+            or grow(<void**>&pool.V, nc * VW * sizeof(uint64_t)) < 0
+            or grow(<void**>&pool.K, nc * sizeof(int32_t)) < 0
+            or grow(<void**>&pool.W2, nc * sizeof(double)) < 0
+            or grow(<void**>&pool.P2, nc * sizeof(double)) < 0
+            or grow(<void**>&pool.V2, nc * VW * sizeof(uint64_t)) < 0
+            or grow(<void**>&pool.K2, nc * sizeof(int32_t)) < 0):
         return -1
     pool.cap = nc
     if nc > pool.peak:

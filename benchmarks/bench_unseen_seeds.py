@@ -10,9 +10,22 @@ import statistics
 import time
 
 from remat_knapsack import instances, solve
-for cls,n,R in [("multiple_strongly",10000,10**4),("multiple_strongly",1000,10**6),("circle",1000,10**6)]:
-    ts=[]
-    for seed in range(3,8):
-        inst=instances.pisinger(cls,n,R,seed)
-        t=time.perf_counter(); solve(inst.memory,inst.runtimes,inst.max_memory,solver="auto",scale=1); ts.append(time.perf_counter()-t)
-    print(cls,n,R,"median over seeds 3-7: %.1f ms"%(statistics.median(ts)*1e3), "max %.1f ms"%(max(ts)*1e3), flush=True)
+
+CASES = [("multiple_strongly", 10_000, 10**4), ("multiple_strongly", 1_000, 10**6), ("circle", 1_000, 10**6)]
+SEEDS = range(3, 8)
+
+
+def main() -> None:
+    for cls, n, R in CASES:
+        times = []
+        for seed in SEEDS:
+            inst = instances.pisinger(cls, n, R, seed)
+            start = time.perf_counter()
+            solve(inst.memory, inst.runtimes, inst.max_memory, solver="auto", scale=1)
+            times.append(time.perf_counter() - start)
+        median, worst = statistics.median(times) * 1e3, max(times) * 1e3
+        print(f"{cls} n={n} R={R}: median over seeds 3-7 {median:.1f} ms, max {worst:.1f} ms", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -85,6 +85,7 @@ cdef double REL_LP = 1e-13      # weight-only Lagrangian bounds (sums over items
 cdef double REL_CARD = 1e-11    # bounds with cardinality multipliers (more terms, larger)
 cdef double REL_SEARCH = 1e-12  # multiplier search and count look-ups (``_count_bound``, ``_kcount``)
 cdef double LINE_TOL = 1e-9     # items within this (relative) of the fitted line lie on it
+cdef double EXACT = 9007199254740992.0  # 2**53: integers below it are exact in float64
 
 
 cdef struct Card:
@@ -1116,16 +1117,19 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
     order = np.argsort(-(va_ / wa))
     ws_a = np.ascontiguousarray(wa[order])
     vs_a = np.ascontiguousarray(va_[order])
+    by_w_a = np.argsort(ws_a)  # the pairing order of the OPT runs (faster than their qsort)
+    cdef const Py_ssize_t[::1] by_w = by_w_a
     xs_a = np.zeros(n, dtype=np.uint8)
     cdef const double[::1] ws = ws_a, vs = vs_a
     cdef uint8_t[::1] xs = xs_a
     cdef Pool pool = _new_pool(max_states)
     cdef Card card
+    by_value = np.argsort(-va_)  # ties in any order: only sums and counts are read
     topv_a = np.zeros(n + 1)
-    np.cumsum(np.sort(va_)[::-1], out=topv_a[1:])
+    np.cumsum(va_[by_value], out=topv_a[1:])
     cdef const double[::1] topv = topv_a
     b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))  # the break count
-    on_line = _multipliers(ws_a, vs_a, c, b, topv_a, &card)
+    on_line = _multipliers(ws_a, vs_a, by_w_a, c, b, topv_a, &card)
     lines = find_lines(ws_a, vs_a, b) if integral and not on_line and b < n else None
     if lines is not None:  # items on two parallel lines: a bound by class counts
         pool.opt_bound = lines.bound(ws_a, vs_a, c)
@@ -1141,7 +1145,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
             # (small ones, similar weights) in a few states per item, so it
             # goes first, and the count path only when it outgrows that.
             pool.limit = TRY_STATES + TRY_PER_ITEM * n
-            r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+            r = _optimum(ws, vs, by_w, n, c, integral, tol, &pool, &card, xs, &z, &b)
             pool.limit = 0
         if b < n and (FORCE_COUNT or r == OVER_BUDGET):
             pool.limit = 0 if FORCE_COUNT else pool.generated + COUNT_STATES + COUNT_PER_ITEM * n
@@ -1152,7 +1156,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         else:
             cards = []
             if r != 1:
-                r = _optimum(ws, vs, n, c, integral, tol, &pool, &card, xs, &z, &b)
+                r = _optimum(ws, vs, by_w, n, c, integral, tol, &pool, &card, xs, &z, &b)
         t2 = time.perf_counter()
         S_a = np.zeros(n, dtype=np.uint8)
         S_a[order[xs_a.astype(bool)]] = 1
@@ -1191,7 +1195,7 @@ def solve(const double[::1] w, const double[::1] v, double c, bint integral,
         if len(cards) == 1:
             k, lamk, muk = cards[0]
             count = (k - int(fix1.sum()), lamk, muk)
-        r = _canonical(wa, va_, order, free_idx, S_a, c - float(wa[fix1].sum()),
+        r = _canonical(wa, va_, order, order[by_w_a], by_value, free_idx, S_a, c - float(wa[fix1].sum()),
                        float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
                        integral, tol, &pool, &card, count, lines, stats)
         sel_np = np.asarray(sel)
@@ -1368,7 +1372,7 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
     return <double>lo
 
 
-cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
+cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ssize_t[::1] by_w, Py_ssize_t n,
                          double c, int integral, double tol, Pool* pool,
                          const Card* card, uint8_t[::1] xs, double* z,
                          Py_ssize_t* b) except -9:
@@ -1381,6 +1385,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     prove; this is what makes inverse strongly correlated items cheap, where
     every state's cardinality bound equals U and a full run must enumerate all
     of them. Otherwise (or then to confirm nothing), one exact *optimise* run.
+    ``by_w``: the items by ascending weight (positions in ``ws``), for pairing.
     """
     cdef Py_ssize_t r, bb
     cdef double U, base
@@ -1396,6 +1401,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
             if pool.opt_bound < U:
                 U = pool.opt_bound
             pool.beam = BEAM
+            pool.by_weight = &by_w[0]
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
             pool.beam = 0
@@ -1405,6 +1411,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
                 _raise(r, pool[0])
             if r == 1:
                 return 1  # reached an upper bound: optimal
+    pool.by_weight = &by_w[0]
     with nogil:
         r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
     if r == OVER_BUDGET:
@@ -1414,7 +1421,7 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     return 1
 
 
-cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
+cdef bint _multipliers(ws, vs, by_w, double c, Py_ssize_t b, topv, Card* card):
     """Multipliers of the cardinality bound, from the items around the break.
 
     The items near the break item (efficiency order) are fitted by a line
@@ -1422,7 +1429,8 @@ cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
     w = v + R/10, ...) that is the exact relation, and the bound then counts
     items instead of weight. Given lam, mu is the best value for it: the k-th
     largest reduced profit v - lam w, with k = kmax (mu >= 0) or kmin (mu < 0).
-    ``b``: the break count. Returns whether those items lie exactly on the line.
+    ``b``: the break count; ``by_w``: the items by ascending weight. Returns
+    whether those items lie exactly on the line.
     """
     cdef Py_ssize_t n = ws.shape[0], lo, hi, k
     card.lam = 0
@@ -1431,7 +1439,7 @@ cdef bint _multipliers(ws, vs, double c, Py_ssize_t b, topv, Card* card):
     card.kfix = -1
     if b >= n or n < 4:
         return False
-    card.kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
+    card.kmax = float(np.searchsorted(np.cumsum(ws[by_w]), c, side="right"))
     lo = max(0, b - 32)
     hi = min(n, b + 33)
     xw = ws[lo:hi]
@@ -1536,14 +1544,13 @@ cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_
     return r
 
 
-cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
-    """For the canonical pass: the free items by value (descending), their
-    1-based positions by weight (ascending) and by value, Fenwick
+cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
+    """For the canonical pass, given the free items by weight (ascending,
+    ``by_w_a``) and by value (descending, ``by_v_a``): their
+    1-based positions in both orders, Fenwick
     trees (count, sum) over both orders holding every item, and prefix sums
     of max(0, d) and |d| for d = v - lam w - mu (index order)."""
     cdef Py_ssize_t nu = fw_a.shape[0], i, q
-    by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
-    by_w_a = np.argsort(fw_a)
     w_pos_a = np.empty(nu, dtype=np.intp)
     w_pos_a[by_w_a] = np.arange(1, nu + 1)
     v_pos_a = np.empty(nu, dtype=np.intp)
@@ -1559,14 +1566,20 @@ cdef tuple _count_trees(fw_a, fv_a, double lam, double mu):
             if q + (q & -q) <= nu:
                 f[i, q + (q & -q)] += f[i, q]
     dc = fv_a - lam * fw_a - mu
-    return by_v_a, w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
+    return w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
 
 cdef Py_ssize_t GROUP_FROM = 64
 
 
-cdef _identical_groups(fw, fv):
-    """Group ids of the items: equal exactly when weight and value are."""
+cdef _identical_groups(fw, fv, bint integral):
+    """Group ids of the items: equal exactly when weight and value are.
+    Integer weights and values whose pair key w (max v + 1) + v is exact in
+    float64 take one sort of that key; others two ``np.unique`` calls."""
+    if integral:
+        top = float(fv.max()) + 1
+        if (float(fw.max()) + 1) * top < EXACT:
+            return _labels(fw * top + fv)
     _, g = np.unique(fw, return_inverse=True)
     g = g.astype(np.intp).ravel()
     first = np.zeros(g.shape[0] and int(g.max()) + 1)
@@ -1574,6 +1587,18 @@ cdef _identical_groups(fw, fv):
     if np.array_equal(first[g], fv):  # the value follows the weight (the usual case)
         return g
     return np.unique(fw + 1j * fv, return_inverse=True)[1].astype(np.intp).ravel()
+
+
+cdef _labels(key):
+    """Group ids 0, 1, ... of equal keys (one sort, ties in any order)."""
+    order = np.argsort(key)
+    ks = key[order]
+    new = np.empty(key.shape[0], dtype=np.intp)
+    new[:1] = 0
+    np.not_equal(ks[1:], ks[:-1], out=new[1:], casting="unsafe")
+    g = np.empty_like(new)
+    g[order] = np.cumsum(new)
+    return g
 
 
 cdef _lowest_copies(x_a, grp_a):
@@ -1588,6 +1613,13 @@ cdef _lowest_copies(x_a, grp_a):
         x[q] = held[grp[q]] > 0
         held[grp[q]] -= x[q]
     return x_a
+
+
+cdef _filtered(rank_a, idx):
+    """The free items' positions (``rank_a``: item -> position, -1 if not
+    free) in the order of the items ``idx``: an order sorted once, filtered."""
+    r = rank_a[idx]
+    return np.ascontiguousarray(r[r >= 0])
 
 
 cdef _prefix(x):
@@ -1631,14 +1663,15 @@ cdef Py_ssize_t _proofs_ahead(Py_ssize_t no_runs, Py_ssize_t no_states, Py_ssize
     return no_states // (wdone if wdone > 0 else 1) * left
 
 
-cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
+cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, lines, dict stats) except -3:
     """Top-down over the free items: keep the canonical (dp_knapsack) choice.
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
     free items. ``j``/``tgt`` are the capacity and value the free items must
-    provide. ``count``: None, or (k, lam_k, mu_k) when every optimal set is
+    provide. ``order``, ``by_weight``, ``by_value``: every item in efficiency
+    order, by ascending weight and by descending value. ``count``: None, or (k, lam_k, mu_k) when every optimal set is
     known to have the same number of free items k (the count path): then the
     decide runs are count-mode runs (items in descending d = v - lam_k w -
     mu_k) and a count bound joins the O(1) tests. ``lines``: None, or the
@@ -1675,8 +1708,10 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # in descending d for count-mode runs
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
-    eff_rank_a = np.ascontiguousarray(rank_a[order][rank_a[order] >= 0])
+    eff_rank_a = _filtered(rank_a, order)
     d_rank_a = np.argsort(-dk) if cm else eff_rank_a
+    # the free items by ascending weight: each decide run's pairing order in O(n)
+    w_rank_a = _filtered(rank_a, by_weight)
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
@@ -1685,7 +1720,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # k without k.) So a group of identical items costs one query, not one
     # per copy; the copies kept are the lowest-indexed ones.
     # (not worth its set-up below GROUP_FROM free items: each is its own group)
-    grp_a = _identical_groups(fw_a, fv_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    grp_a = _identical_groups(fw_a, fv_a, integral) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
     needed_a = np.zeros(nu + 1, dtype=np.uint8)
     cdef const Py_ssize_t[::1] grp = grp_a
     cdef uint8_t[::1] needed = needed_a
@@ -1708,7 +1743,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # (not worth their set-up for a few hundred items: then each run sorts)
     cdef bint counts = qcard.mu != 0 and nu >= 256, count_runs = cm
     if counts:
-        by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, qcard.lam, qcard.mu)
+        by_v_a = _filtered(rank_a, by_value)
+        w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a, qcard.lam, qcard.mu)
     else:
         by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
         fen = np.zeros((4, 1))
@@ -1724,8 +1760,6 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef double kk, goal, kmax = 0
-    # The free items by weight, sorted once: each decide run's pairing order in O(n).
-    w_rank_a = np.argsort(fw_a, kind="stable")
     pos_a = np.empty(nu, dtype=np.intp)
     hint_a = np.empty(nu, dtype=np.intp)
     cdef const Py_ssize_t[::1] w_rank = w_rank_a

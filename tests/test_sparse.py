@@ -450,6 +450,36 @@ def test_identical_items_against_dp(case):
     assert (s.value, s.saved) == (ref.value, ref.saved)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(0.05, 0.95), st.booleans())
+def test_identical_copies_among_distinct_items_against_dp(seed, frac, decimal):
+    # Too many distinct pairs for the grouped solver, so the kernel's own
+    # grouping of identical items runs: copies of a few kinds, some sharing a
+    # weight with another value, among distinct random items.
+    rng = np.random.default_rng(seed)
+    kinds = rng.integers(0, 4, 120)
+    w = np.concatenate([np.array([7.0, 7.0, 5.0, 11.0])[kinds], rng.integers(1, 40, 60).astype(float)])
+    v = np.concatenate([np.array([9.0, 10.0, 6.0, 13.0])[kinds], rng.integers(1, 40, 60).astype(float)])
+    if decimal:  # values off a short grid: the kernel's other grouping path
+        v = v + 0.1
+    order = rng.permutation(w.size)
+    w, v = w[order], v[order]
+    cap = float(int(w.sum() * frac))
+    ref = solve(w, v, cap, solver="dp", scale=1)
+    s = solve(w, v, cap, solver="sparse", scale=1)
+    if not decimal:
+        assert (s.value, s.saved) == (ref.value, ref.saved)
+        return
+    # dp's float32 sums tie-break near-ties by rounding noise: compare the
+    # value, and that each kind's saved copies are its lowest-indexed ones.
+    assert s.value == pytest.approx(ref.value, rel=1e-9)
+    saved = np.zeros(w.size, dtype=bool)
+    saved[s.saved] = True
+    for x, y in set(zip(w.tolist(), v.tolist())):
+        copies = saved[(w == x) & (v == y)]
+        assert not np.any(copies[1:] > copies[:-1]), (x, y)
+
+
 def test_value_grid_overflow_is_silent():
     # Runtimes 600 orders of magnitude apart have no float64 grid: no numpy
     # overflow warning, and the tolerance path still picks the larger one.

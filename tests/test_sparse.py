@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force
 
-from remat_knapsack import SolverMemoryError, _sparse, instances, solve
+from remat_knapsack import SolverMemoryError, _sparse, instances, solve, sparse
 
 small = st.integers(1, 12).flatmap(
     lambda n: st.tuples(
@@ -234,11 +234,11 @@ def test_frontier_memory_limit_raises():
 @contextlib.contextmanager
 def _count_path(force=True, states=0, per_item=0):
     """Force the count path on every instance, or (force=False) set its budget."""
-    old = _sparse._configure_count_path(force, states, per_item)
+    old = sparse._configure_count_path(force, states, per_item)
     try:
         yield
     finally:
-        _sparse._configure_count_path(*old)
+        sparse._configure_count_path(*old)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,6 +1,6 @@
 """Items on one or two parallel value lines: an upper bound by class counts.
 
-Private; used by ``_sparse.solve`` for integer instances.
+Private; used by ``sparse._kernel`` for integer instances.
 
 When every item lies on one of at most two parallel lines q v = p w + e_t
 (integers p, q > 0; e_t one of two values), a set X of a_t items of class t

@@ -5,7 +5,7 @@ Private. ``remat_knapsack.sparse`` validates, checks memory and calls these.
 Weights are float64 here (integers below 2**53 are exact in float64, and
 ``scale=None`` weights are float64 anyway); values are float64 > 0.
 
-Three pieces:
+The pieces:
 
 ``_core``
     An expanding-core Pareto DP in the spirit of Pisinger's minknap: items in
@@ -26,21 +26,16 @@ Three pieces:
     OPT count by count (one count-mode run per count whose bound can reach
     the incumbent), for count-structured items off a line.
 
-``solve``
-    OPT from one *optimise* run (or the count path; a run stops early at the
-    class-count bound of ``_lines`` when the items lie on two lines), a reduction (Lagrangian bound with the break
-    item's efficiency: items whose fixing to 0 or 1 cannot reach OPT are
-    decided), then the canonical set among the free items: scanning from the
-    highest index down, an item of the current optimal witness is left out iff
-    the free items below it can still reach the target within the capacity
-    left, which is one *decide* run (most are settled by O(1) bounds first).
-
-``pareto``
-    The unpruned Pareto frontier of all items up to a capacity (for
-    ``frontier``).
+``Workspace``
+    One solve's pool and multipliers, and the runs the orchestration in
+    ``sparse.py`` (``_kernel``) calls: ``optimum`` (OPT from one *optimise*
+    run; it stops early at the class-count bound of ``_lines`` when the
+    items lie on two lines), ``count_path``, and ``canonical``: the
+    canonical set among the free items, scanning from the highest index
+    down; an item of the current optimal witness is left out iff the free
+    items below it can still reach the target within the capacity left,
+    which is one *decide* run (most are settled by O(1) bounds first).
 """
-
-import time
 
 import numpy as np
 
@@ -55,7 +50,7 @@ from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
 from ._realloc cimport grow
 
-from ._lines import Below, find_lines
+from ._lines import Below
 
 cdef enum:
     # Results of ``_core`` and of the runs built on it.
@@ -1046,14 +1041,6 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     return pool
 
 
-# Count-structured items off a line: ``_optimum`` goes first, within this many
-# states plus this many per item; then the count path (``_count_path``), which
-# gives up, and ``_optimum`` takes over unbounded, after its own budget.
-cdef Py_ssize_t TRY_STATES = 5000
-cdef Py_ssize_t TRY_PER_ITEM = 5
-cdef Py_ssize_t COUNT_STATES = 200000
-cdef Py_ssize_t COUNT_PER_ITEM = 20
-cdef bint FORCE_COUNT = False
 # Pair states with items outside the core (``_pairs.pxd``) once a step keeps
 # this many states (and a quarter of the items), and again each time that doubles.
 cdef Py_ssize_t PAIR_MIN = 64
@@ -1066,16 +1053,6 @@ def _configure_pairing(Py_ssize_t min_states):
     global PAIR_MIN
     old = PAIR_MIN
     PAIR_MIN = min_states
-    return old
-
-
-def _configure_count_path(bint force, Py_ssize_t states, Py_ssize_t per_item):
-    """For tests: ``force`` takes the count path on every instance (with no
-    budget); ``states``/``per_item`` set its budget. Returns the previous
-    (force, states, per_item)."""
-    global FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM
-    old = (FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM)
-    FORCE_COUNT, COUNT_STATES, COUNT_PER_ITEM = force, states, per_item
     return old
 
 
@@ -1097,125 +1074,92 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
 STATE_BYTES = 2 * (8 + 8 + 8 * VW + 4)
 
 
-def solve(const double[::1] w, const double[::1] v, double c, bint integral,
-          double tol, Py_ssize_t max_states, uint8_t[::1] sel):
-    """The canonical optimal set of items (w, v) within capacity c, into ``sel``.
+#: Results of ``Workspace.optimum``, for the orchestration in ``sparse.py``.
+RUN_FOUND = FOUND
+RUN_OVER_BUDGET = OVER_BUDGET
+#: The rounding allowances, for the bounds computed in ``sparse.py``.
+TOLERANCES = {"abs_slack": ABS_SLACK, "rel_lp": REL_LP, "rel_card": REL_CARD, "line": LINE_TOL}
 
-    ``sel`` (n bytes, zeroed) gets 1 for the chosen items, in the caller's
-    (ascending original index) order. Returns a dict of counters; raises
-    :class:`StateLimit` when the states would exceed ``max_states``.
-    """
-    cdef Py_ssize_t n = w.shape[0], b, r, k, nu
-    cdef double z = 0, lam, thr
-    if n == 0:
-        return {"states": 0, "runs": 0, "free": 0, "queries": 0, "peak_states": 0}
-    t0 = time.perf_counter()
-    wa = np.asarray(w)
-    va_ = np.asarray(v)
-    # Efficiency order. Ties in any (deterministic) order: the order steers
-    # the search, never the canonical set. Quicksort: 5x a stable sort.
-    order = np.argsort(-(va_ / wa))
-    ws_a = np.ascontiguousarray(wa[order])
-    vs_a = np.ascontiguousarray(va_[order])
-    by_w_a = np.argsort(ws_a)  # the pairing order of the OPT runs (faster than their qsort)
-    cdef const Py_ssize_t[::1] by_w = by_w_a
-    xs_a = np.zeros(n, dtype=np.uint8)
-    cdef const double[::1] ws = ws_a, vs = vs_a
-    cdef uint8_t[::1] xs = xs_a
-    cdef Pool pool = _new_pool(max_states)
+
+cdef class Workspace:
+    """One solve's state pool (``Pool``) and count multipliers (``Card``).
+
+    The orchestration in ``sparse.py`` makes one per solve and runs the
+    kernels through its methods; ``close`` frees its buffers (so does
+    garbage collection). ``lam``, ``mu``: the cardinality multipliers (0, 0:
+    none); ``kmax``: the most items that fit; ``topv``: prefix sums of every
+    value, largest first (n + 1 of them; kept alive here)."""
+    cdef Pool pool
     cdef Card card
-    by_value = np.argsort(-va_)  # ties in any order: only sums and counts are read
-    topv_a = np.zeros(n + 1)
-    np.cumsum(va_[by_value], out=topv_a[1:])
-    cdef const double[::1] topv = topv_a
-    b = int(np.searchsorted(np.cumsum(ws_a), c, side="right"))  # the break count
-    on_line = _multipliers(ws_a, vs_a, by_w_a, c, b, topv_a, &card)
-    lines = find_lines(ws_a, vs_a, b) if integral and not on_line and b < n else None
-    if lines is not None:  # items on two parallel lines: a bound by class counts
-        pool.opt_bound = lines.bound(ws_a, vs_a, c)
-    card.topv = &topv[0]
-    card.ntop = n
-    try:
-        t1 = time.perf_counter()
-        cards = None
-        r = 0
-        if b < n and not FORCE_COUNT and card.mu != 0 and not on_line:
-            # Count-structured but not on a line: the count bound of
-            # ``_optimum`` can be loose. It still solves most such instances
-            # (small ones, similar weights) in a few states per item, so it
-            # goes first, and the count path only when it outgrows that.
-            pool.limit = TRY_STATES + TRY_PER_ITEM * n
-            r = _optimum(ws, vs, by_w, n, c, integral, tol, &pool, &card, xs, &z, &b)
-            pool.limit = 0
-        if b < n and (FORCE_COUNT or r == OVER_BUDGET):
-            pool.limit = 0 if FORCE_COUNT else pool.generated + COUNT_STATES + COUNT_PER_ITEM * n
-            cards = _count_path(ws_a, vs_a, c, b, <Py_ssize_t>card.kmax, integral, tol, &pool, xs_a)
-            pool.limit = 0
-        if cards is not None:
-            z, cards = cards
-        else:
-            cards = []
-            if r != 1:
-                r = _optimum(ws, vs, by_w, n, c, integral, tol, &pool, &card, xs, &z, &b)
-        t2 = time.perf_counter()
-        S_a = np.zeros(n, dtype=np.uint8)
-        S_a[order[xs_a.astype(bool)]] = 1
-        stats = {"opt_states": pool.generated, "free": 0, "queries": 0,
-                 "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards]}
-        if b == n:
-            np.asarray(sel)[:] = S_a
-            return _stats(stats, pool)
-        # Reduction against OPT with the Lagrangian bound of multiplier lam,
-        # then with the cardinality multipliers.
-        lam = vs[b] / ws[b]
-        thr = z - tol
-        Sb = S_a.astype(bool)
-        d, in1, out1 = _decided(wa, va_, c, lam, 0.0, 0.0, REL_LP, thr)
-        _, in2, out2 = _decided(wa, va_, c, card.lam, card.mu, _kcount(&card, thr), REL_CARD, thr)
-        fix1 = (in1 | in2) & Sb
-        fix0 = (out1 | out2) & ~Sb
-        if cards:
-            # Every optimal set has one of these counts k: an item is in (out
-            # of) all of them if every count's bound says so.
-            all1 = all0 = True
-            for k, lamk, muk in cards:
-                _, ink, outk = _decided(wa, va_, c, lamk, muk, k, REL_CARD, thr)
-                all1 = all1 & ink
-                all0 = all0 & outk
-            fix1 |= all1 & Sb
-            fix0 |= all0 & ~Sb
-        free_idx = np.flatnonzero(~(fix1 | fix0))
-        nu = free_idx.shape[0]
-        stats["free"] = nu
-        np.asarray(sel)[:] = fix1
-        if nu == 0:
-            return _stats(stats, pool)
-        stats["t_reduce"] = time.perf_counter() - t2
-        count = None
-        if len(cards) == 1:
-            k, lamk, muk = cards[0]
-            count = (k - int(fix1.sum()), lamk, muk)
-        r = _canonical(wa, va_, order, order[by_w_a], by_value, free_idx, S_a, c - float(wa[fix1].sum()),
-                       float(va_[free_idx][Sb[free_idx]].sum()), lam, d,
-                       integral, tol, &pool, &card, count, lines, stats)
-        sel_np = np.asarray(sel)
-        sel_np[free_idx] = S_a[free_idx]
-        return _stats(stats, pool)
-    finally:
-        _release(&pool)
+    cdef object topv_a
 
+    def __cinit__(self, Py_ssize_t max_states, double lam, double mu, double kmax, topv):
+        cdef const double[::1] t = topv
+        self.pool = _new_pool(max_states)
+        self.topv_a = topv
+        self.card.lam = lam
+        self.card.mu = mu
+        self.card.kmax = kmax
+        self.card.kfix = -1
+        self.card.topv = &t[0]
+        self.card.ntop = t.shape[0] - 1
 
-cdef tuple _decided(wa, va_, double c, double lam, double mu, double k, double rel, double thr):
-    """Items a Lagrangian bound decides against OPT. With d = v - lam w - mu,
-    L = lam c + mu k + sum max(0, d) bounds every set the multipliers cover
-    (k: its item count, or the count term's k); leaving item i out caps the
-    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, the
-    items whose exclusion falls below ``thr``, those whose inclusion does),
-    with a rounding allowance of ``rel`` times the magnitudes."""
-    d = va_ - lam * wa - mu
-    L = lam * c + mu * k + float(np.maximum(d, 0).sum())
-    sl = ABS_SLACK + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
-    return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
+    def __dealloc__(self):
+        _release(&self.pool)
+
+    def close(self):
+        _release(&self.pool)
+
+    @property
+    def generated(self):
+        """States generated so far, by every run."""
+        return self.pool.generated
+
+    @property
+    def opt_bound(self):
+        return self.pool.opt_bound
+
+    @opt_bound.setter
+    def opt_bound(self, double bound):
+        """An upper bound on OPT known beforehand: optimise runs stop at it."""
+        self.pool.opt_bound = bound
+
+    def kcount(self, double goal):
+        """The count term's k for a set worth ``goal`` (``_kcount``)."""
+        return _kcount(&self.card, goal)
+
+    def stats(self, dict stats):
+        """``stats`` with the pool's counters added."""
+        return _stats(stats, self.pool)
+
+    def optimum(self, const double[::1] ws, const double[::1] vs, const Py_ssize_t[::1] by_w,
+                double c, bint integral, double tol, uint8_t[::1] xs, Py_ssize_t limit):
+        """``_optimum`` within ``limit`` states (0: no limit): (RUN_FOUND or
+        RUN_OVER_BUDGET, OPT, the break count); the optimal set into ``xs``."""
+        cdef double z = 0
+        cdef Py_ssize_t b = 0, r
+        self.pool.limit = limit
+        try:
+            r = _optimum(ws, vs, by_w, ws.shape[0], c, integral, tol, &self.pool, &self.card, xs, &z, &b)
+        finally:
+            self.pool.limit = 0
+        return r, z, b
+
+    def count_path(self, ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, bint integral,
+                   double tol, xs_a, Py_ssize_t limit):
+        """``_count_path`` within ``limit`` states (0: no limit)."""
+        self.pool.limit = limit
+        try:
+            return _count_path(ws_a, vs_a, c, b, kmax, integral, tol, &self.pool, xs_a)
+        finally:
+            self.pool.limit = 0
+
+    def canonical(self, wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
+                  double lam, d, bint integral, double tol, count, Py_ssize_t count_states,
+                  Py_ssize_t count_per_item, lines, dict stats):
+        """``_canonical``: the canonical set on the free items, into ``S_a``."""
+        _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, j, tgt, lam, d, integral, tol,
+                   &self.pool, &self.card, count, count_states, count_per_item, lines, stats)
 
 
 cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int integral,
@@ -1421,50 +1365,6 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ss
     return 1
 
 
-cdef bint _multipliers(ws, vs, by_w, double c, Py_ssize_t b, topv, Card* card):
-    """Multipliers of the cardinality bound, from the items around the break.
-
-    The items near the break item (efficiency order) are fitted by a line
-    v = lam w + mu; for strongly correlated classes (v = w + R/10,
-    w = v + R/10, ...) that is the exact relation, and the bound then counts
-    items instead of weight. Given lam, mu is the best value for it: the k-th
-    largest reduced profit v - lam w, with k = kmax (mu >= 0) or kmin (mu < 0).
-    ``b``: the break count; ``by_w``: the items by ascending weight. Returns
-    whether those items lie exactly on the line.
-    """
-    cdef Py_ssize_t n = ws.shape[0], lo, hi, k
-    card.lam = 0
-    card.mu = 0
-    card.kmax = n
-    card.kfix = -1
-    if b >= n or n < 4:
-        return False
-    card.kmax = float(np.searchsorted(np.cumsum(ws[by_w]), c, side="right"))
-    lo = max(0, b - 32)
-    hi = min(n, b + 33)
-    xw = ws[lo:hi]
-    yv = vs[lo:hi]
-    vx = float(np.var(xw))
-    if vx <= 0:
-        return False
-    lam = float(np.mean((xw - xw.mean()) * (yv - yv.mean()))) / vx
-    if not (lam > 0):
-        return False
-    mu0 = float(yv.mean() - lam * xw.mean())
-    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= LINE_TOL * float(np.abs(yv).max())
-    dd = vs - lam * ws
-    if mu0 >= 0:
-        k = int(card.kmax)
-        mu = max(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
-    else:
-        psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
-        k = int(np.searchsorted(topv, psum, side="left"))
-        mu = min(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
-    card.lam = lam
-    card.mu = mu
-    return on_line
-
-
 cdef _raise(Py_ssize_t r, Pool pool):
     if r == INTERRUPTED:
         raise_pending()  # the KeyboardInterrupt the handler set
@@ -1665,16 +1565,20 @@ cdef Py_ssize_t _proofs_ahead(Py_ssize_t no_runs, Py_ssize_t no_states, Py_ssize
 
 cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
-                           const Card* card, count, lines, dict stats) except -3:
+                           const Card* card, count, Py_ssize_t count_states, Py_ssize_t count_per_item,
+                           lines, dict stats) except -3:
     """Top-down over the free items: keep the canonical (dp_knapsack) choice.
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
     free items. ``j``/``tgt`` are the capacity and value the free items must
     provide. ``order``, ``by_weight``, ``by_value``: every item in efficiency
-    order, by ascending weight and by descending value. ``count``: None, or (k, lam_k, mu_k) when every optimal set is
+    order, by ascending weight and by descending value. ``count``: None, or
+    (k, lam_k, mu_k) when every optimal set is
     known to have the same number of free items k (the count path): then the
     decide runs are count-mode runs (items in descending d = v - lam_k w -
-    mu_k) and a count bound joins the O(1) tests. ``lines``: None, or the
+    mu_k) and a count bound joins the O(1) tests; each gets a tenth of the
+    count path's budget (``count_states`` plus ``count_per_item`` per item),
+    and the first one over it ends them for the pass. ``lines``: None, or the
     two parallel lines all items lie on (``_lines``): their class-count bound
     on the items below k is the last test before a decide run.
     """
@@ -1854,7 +1758,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
                         nsub = _gather(d_rank, nu, k, fw, fv, sw, sv, sr)
                         _weight_order(w_rank, k, sr, nsub, pos, hint)
                         pool.by_weight = &hint[0]
-                        pool.limit = pool.generated + (COUNT_STATES + COUNT_PER_ITEM * nsub) // 10
+                        pool.limit = pool.generated + (count_states + count_per_item * nsub) // 10
                         r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &kcard, &sx[0], &zz, &bb)
                         pool.limit = 0
                         count_runs = r != OVER_BUDGET

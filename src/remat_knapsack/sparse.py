@@ -5,7 +5,8 @@ quantisation (about 3.1e8 for the paper's n=100). This solver's time and memory
 depend on the number of (weight, value) states that can still be optimal, not
 on W, and it also runs on unquantised real weights (``scale=None``).
 
-Algorithm (compiled, ``_sparse.pyx``, GIL released):
+Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``,
+GIL released):
 
 1. **OPT.** Items in efficiency order (runtime / memory; ties in any
    deterministic order, which steers the search but never the answer); the
@@ -201,6 +202,7 @@ one, and the tie rule applies among such near-ties.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -208,6 +210,7 @@ import numpy as np
 from . import _sparse
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
+from ._lines import find_lines
 from ._real import solve_real
 from ._states import STATE_BYTES, max_states_within, sparse_bytes, state_error
 from ._types import solve_items
@@ -301,6 +304,176 @@ def _value_tolerance(v: np.ndarray) -> float:
     return min(VALUE_TOL, v.size * 2.0**-52) * float(v.sum())
 
 
+# Count-structured items off a line: ``optimum`` goes first, within this many
+# states plus this many per item; then the count path (``count_path``), which
+# gives up, and ``optimum`` takes over unbounded, after its own budget.
+_TRY_STATES = 5_000
+_TRY_PER_ITEM = 5
+_COUNT_STATES = 200_000
+_COUNT_PER_ITEM = 20
+_FORCE_COUNT = False
+
+_TOL = _sparse.TOLERANCES
+
+
+def _configure_count_path(force: bool, states: int, per_item: int) -> tuple[bool, int, int]:
+    """For tests: ``force`` takes the count path on every instance (with no
+    budget); ``states``/``per_item`` set its budget. Returns the previous
+    (force, states, per_item)."""
+    global _FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM
+    old = (_FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM)
+    _FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM = force, states, per_item
+    return old
+
+
+def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, max_states: int,
+            sel: np.ndarray) -> dict[str, Any]:
+    """Steps 1-3 of the module docs: the canonical optimal set of items (w, v)
+    (float64, integer weights) within capacity c, into ``sel`` (n zeroed
+    bytes, 1 for the chosen items). Returns a dict of counters; raises
+    ``_sparse.StateLimit`` when the states would exceed ``max_states``."""
+    n = w.shape[0]
+    if n == 0:
+        return {"states": 0, "runs": 0, "free": 0, "queries": 0, "peak_states": 0}
+    t0 = time.perf_counter()
+    # Efficiency order. Ties in any (deterministic) order: the order steers
+    # the search, never the canonical set. Quicksort: 5x a stable sort.
+    order = np.argsort(-(v / w))
+    ws = np.ascontiguousarray(w[order])
+    vs = np.ascontiguousarray(v[order])
+    by_w = np.argsort(ws)  # each order is sorted once; the kernels filter them
+    by_value = np.argsort(-v)  # ties in any order: only sums and counts are read
+    topv = np.zeros(n + 1)
+    np.cumsum(v[by_value], out=topv[1:])
+    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
+    lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, by_w, c, b, topv)
+    work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv)
+    try:
+        lines = find_lines(ws, vs, b) if integral and not on_line and b < n else None
+        if lines is not None:  # items on two parallel lines: a bound by class counts
+            work.opt_bound = lines.bound(ws, vs, c)
+        xs = np.zeros(n, dtype=np.uint8)
+        t1 = time.perf_counter()
+        r, z, cards = 0, 0.0, None
+        if b < n and not _FORCE_COUNT and mu_c != 0 and not on_line:
+            # Count-structured but not on a line: the count bound of
+            # ``optimum`` can be loose. It still solves most such instances
+            # (small ones, similar weights) in a few states per item, so it
+            # goes first, and the count path only when it outgrows that.
+            r, z, b = work.optimum(ws, vs, by_w, c, integral, tol, xs, _TRY_STATES + _TRY_PER_ITEM * n)
+        if b < n and (_FORCE_COUNT or r == _sparse.RUN_OVER_BUDGET):
+            limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
+            cards = work.count_path(ws, vs, c, b, int(kmax), integral, tol, xs, limit)
+        if cards is not None:
+            z, cards = cards
+        else:
+            cards = []
+            if r != _sparse.RUN_FOUND:
+                r, z, b = work.optimum(ws, vs, by_w, c, integral, tol, xs, 0)
+        t2 = time.perf_counter()
+        S = np.zeros(n, dtype=np.uint8)
+        S[order[xs.astype(bool)]] = 1
+        stats = {"opt_states": work.generated, "free": 0, "queries": 0,
+                 "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards]}
+        if b == n:
+            sel[:] = S
+            return work.stats(stats)
+        free_idx, fix1, d, lam = _reduce(w, v, c, ws, vs, b, z - tol, S, (lam_c, mu_c, work.kcount(z - tol)),
+                                         cards)
+        stats["free"] = nu = free_idx.shape[0]
+        sel[:] = fix1
+        if nu == 0:
+            return work.stats(stats)
+        stats["t_reduce"] = time.perf_counter() - t2
+        count = None
+        if len(cards) == 1:
+            k, lamk, muk = cards[0]
+            count = (k - int(fix1.sum()), lamk, muk)
+        Sb = S.astype(bool)
+        work.canonical(w, v, order, order[by_w], by_value, free_idx, S, c - float(w[fix1].sum()),
+                       float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
+                       count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
+        sel[free_idx] = S[free_idx]
+        return work.stats(stats)
+    finally:
+        work.close()
+
+
+def _multipliers(ws, vs, by_w, c, b, topv):
+    """Multipliers of the cardinality bound, from the items around the break.
+
+    The items near the break item (efficiency order ``ws``, ``vs``) are
+    fitted by a line v = lam w + mu; for strongly correlated classes
+    (v = w + R/10, w = v + R/10, ...) that is the exact relation, and the
+    bound then counts items instead of weight. Given lam, mu is the best value
+    for it: the k-th largest reduced profit v - lam w, with k = kmax (mu >= 0)
+    or kmin (mu < 0). ``b``: the break count; ``by_w``: the items by ascending
+    weight; ``topv``: value prefix sums, largest first. Returns (lam, mu,
+    kmax, whether those items lie exactly on the line); (0, 0) is no bound.
+    """
+    n = ws.shape[0]
+    if b >= n or n < 4:
+        return 0.0, 0.0, float(n), False
+    kmax = float(np.searchsorted(np.cumsum(ws[by_w]), c, side="right"))
+    xw = ws[max(0, b - 32):min(n, b + 33)]
+    yv = vs[max(0, b - 32):min(n, b + 33)]
+    vx = float(np.var(xw))
+    if vx <= 0:
+        return 0.0, 0.0, kmax, False
+    lam = float(np.mean((xw - xw.mean()) * (yv - yv.mean()))) / vx
+    if not (lam > 0):
+        return 0.0, 0.0, kmax, False
+    mu0 = float(yv.mean() - lam * xw.mean())
+    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= _TOL["line"] * float(np.abs(yv).max())
+    dd = vs - lam * ws
+    if mu0 >= 0:
+        k = int(kmax)
+        mu = max(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
+    else:
+        psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
+        k = int(np.searchsorted(topv, psum, side="left"))
+        mu = min(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
+    return lam, mu, kmax, on_line
+
+
+def _reduce(w, v, c, ws, vs, b, thr, S, card, cards):
+    """Step 2: the items fixed in (out of) every set worth at least ``thr``,
+    by the Lagrangian bound with the break item's efficiency, with the
+    cardinality multipliers ``card`` = (lam, mu, k) and, from the count path,
+    every count an optimal set can have (``cards``). ``S``: an optimal set.
+    Returns (the free items, the items fixed in, d = v - lam w, lam)."""
+    lam = float(vs[b] / ws[b])
+    Sb = S.astype(bool)
+    d, in1, out1 = _decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
+    _, in2, out2 = _decided(w, v, c, *card, _TOL["rel_card"], thr)
+    fix1 = (in1 | in2) & Sb
+    fix0 = (out1 | out2) & ~Sb
+    if cards:
+        # Every optimal set has one of these counts k: an item is in (out
+        # of) all of them if every count's bound says so.
+        all1 = all0 = True
+        for k, lamk, muk in cards:
+            _, ink, outk = _decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr)
+            all1 = all1 & ink
+            all0 = all0 & outk
+        fix1 |= all1 & Sb
+        fix0 |= all0 & ~Sb
+    return np.flatnonzero(~(fix1 | fix0)), fix1, d, lam
+
+
+def _decided(w, v, c, lam, mu, k, rel, thr):
+    """Items a Lagrangian bound decides against OPT. With d = v - lam w - mu,
+    L = lam c + mu k + sum max(0, d) bounds every set the multipliers cover
+    (k: its item count, or the count term's k); leaving item i out caps the
+    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, the
+    items whose exclusion falls below ``thr``, those whose inclusion does),
+    with a rounding allowance of ``rel`` times the magnitudes."""
+    d = v - lam * w - mu
+    L = lam * c + mu * k + float(np.maximum(d, 0).sum())
+    sl = _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
+
+
 def _run(w, v, c, integral, tol, max_states, detail):
     """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
@@ -309,7 +482,7 @@ def _run(w, v, c, integral, tol, max_states, detail):
         if d > 1:  # every subset sum is a multiple of d (``_divide_gcd``)
             w, c = w / d, math.floor(c / d)
     try:
-        stats = _sparse.solve(w, v, c, integral, tol, max_states, sel)
+        stats = _kernel(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:
         raise state_error(w.size, max_states, detail + ", Pareto states outgrew the limit") from None
     return np.flatnonzero(sel), stats

@@ -369,6 +369,7 @@ def test_dyadic_runtimes_compare_exactly():
         )
     )
 )
+@example(([1, 2, 5, 5, 6, 7, 2], [1, 2, 4, 5, 4, 7, 6], 27, 0))  # the count bound's mu k term rounded
 def test_integer_runtimes_near_2_52_brute_force(case):
     # Runtimes 2**52 + 8 d (their grid makes them exact): against an
     # exact-integer oracle, quantised and scale=None, in two memory units.

@@ -1304,12 +1304,14 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
     higher; the decide run at that target then "proves" a set below OPT.
     """
     cdef int64_t lo = 0, hi, mid
+    cdef double count_term
     if not (U > 0):
         return U
     hi = <int64_t>U if U < 4e18 else <int64_t>4e18  # integer steps: exact at any size
     while lo < hi:
         mid = lo + (hi - lo + 1) // 2
-        if floor(base + card.mu * _kcount(card, <double>mid) + ABS_SLACK + REL_CARD * fabs(base)) >= <double>mid:
+        count_term = card.mu * _kcount(card, <double>mid)
+        if floor(base + count_term + ABS_SLACK + REL_CARD * (fabs(base) + fabs(count_term))) >= <double>mid:
             lo = mid
         else:
             hi = mid - 1
@@ -1332,14 +1334,16 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ss
     ``by_w``: the items by ascending weight (positions in ``ws``), for pairing.
     """
     cdef Py_ssize_t r, bb
-    cdef double U, base
+    cdef double U, base, psum, term
     if integral and n > 0 and (card.mu != 0 or pool.opt_bound < INFINITY):
         base = card.lam * c + float(np.maximum(np.asarray(vs) - card.lam * np.asarray(ws) - card.mu, 0).sum())
         cw = np.cumsum(ws)
         bb = int(np.searchsorted(cw, c, side="right"))
         if bb < n:
             room = c - (float(cw[bb - 1]) if bb > 0 else 0.0)
-            U = floor(float(np.sum(vs[:bb])) + room * vs[bb] / ws[bb] + ABS_SLACK)
+            psum = float(np.sum(vs[:bb]))  # exact: integers below 2**53
+            term = room * vs[bb] / ws[bb]
+            U = floor(psum + term + _slack(psum, term))  # Dantzig's bound, rounded up first
             if card.mu != 0:
                 U = _card_target(card, base, U)
             if pool.opt_bound < U:
@@ -1383,65 +1387,187 @@ cdef dict _stats(dict stats, Pool pool):
     return stats
 
 
-cdef inline Py_ssize_t _gather(const Py_ssize_t[::1] rank, Py_ssize_t nu, Py_ssize_t k,
-                               const double[::1] fw, const double[::1] fv, double[::1] sw,
-                               double[::1] sv, Py_ssize_t[::1] sr) noexcept nogil:
-    """The free items below k, in the order of ``rank``, into (sw, sv, sr)."""
-    cdef Py_ssize_t q, m, nsub = 0
-    for q in range(nu):
+cdef struct Scan:
+    # The canonical pass over the free items 0..nu-1 (index order): pointers
+    # into numpy arrays that ``_canonical`` keeps alive, and its progress.
+    Py_ssize_t nu
+    const double* fw            # weights
+    const double* fv            # values
+    const double* pre_v         # prefix sums (nu + 1) of the values
+    const double* pre_w         # ... of the weights
+    const double* pre_d         # ... of max(0, d), d = v - lam w
+    const double* pre_k         # ... of max(0, d_k), the count path's d_k
+    const double* pre_c         # ... of max(0, dc) for the count multipliers' dc
+    const double* pre_ca        # ... of |dc| (``_count_trees``)
+    const Py_ssize_t* eff_rank  # the free items in efficiency order
+    const Py_ssize_t* d_rank    # ... in descending d_k (count-mode runs)
+    const Py_ssize_t* w_rank    # ... by ascending weight
+    const Py_ssize_t* by_v      # ... by descending value (count structures)
+    const Py_ssize_t* w_pos     # 1-based positions in the weight tree
+    const Py_ssize_t* v_pos     # ... and in the value tree
+    const Py_ssize_t* grp       # group of identical items of each item
+    uint8_t* Sf                 # the current optimal witness
+    uint8_t* needed             # per group: an identical item above is needed
+    uint8_t* sx                 # a decide run's set
+    uint8_t* fx                 # a forward DP's set
+    double* sw                  # a decide run's items (gathered): weights
+    double* sv                  # ... values
+    double* st                  # ... their values' prefix sums, largest first
+    Py_ssize_t* sr              # ... the free item of each
+    Py_ssize_t* pos             # scratch: free item -> run item
+    Py_ssize_t* hint            # a decide run's items by weight (pairing)
+    Fenwick by_w                # the free items below k, by weight
+    Fenwick by_val              # ... and by value
+    Card qcard                  # decide runs' multipliers (they count their own items)
+    Card kcard                  # count-mode runs' (the count path's lam_k, mu_k)
+    double lam                  # pre_d's multiplier (the break item's efficiency)
+    bint counts                 # the count structures are in use
+    bint cm                     # every optimal set has ``kneed`` free items
+    bint count_runs             # count-mode runs are still within budget
+    int integral
+    double tol
+    Py_ssize_t count_states     # count-mode runs' budget (a tenth of it each)
+    Py_ssize_t count_per_item
+    double j                    # the capacity the items from k down may use
+    double tgt                  # the value they must provide
+    Py_ssize_t kneed            # the count path: how many of them
+    double kmax                 # the next decide run's root count (``_root_bound``)
+    Py_ssize_t queries          # decide runs
+    Py_ssize_t no_runs          # those that proved an item needed
+    Py_ssize_t no_states        # ... and their states
+    Py_ssize_t wdone            # witness items passed
+    Py_ssize_t fwd_next         # proof states at which to try the forward DP next
+    Py_ssize_t fwd_work
+    Py_ssize_t fwd_tries
+    bint fwd_done
+
+cdef enum:
+    # What the canonical pass decides for an item of the witness
+    LEAVE_OUT = 1     # a set below it reaches the target (now the witness)
+    KEEP = 2          # it is needed
+    SCAN_DONE = 3     # a forward DP settled every item up to it
+
+
+cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, Py_ssize_t k) noexcept nogil:
+    """The free items below k, in the order of ``rank``, into the run's
+    arrays (sw, sv, sr), and their weight order into ``hint``: the free
+    items' weight order filtered, O(n) instead of a sort per run."""
+    cdef Py_ssize_t q, m, h = 0, nsub = 0
+    for q in range(s.nu):
         m = rank[q]
         if m < k:
-            sw[nsub] = fw[m]
-            sv[nsub] = fv[m]
-            sr[nsub] = m
+            s.sw[nsub] = s.fw[m]
+            s.sv[nsub] = s.fv[m]
+            s.sr[nsub] = m
+            s.pos[m] = nsub
             nsub += 1
+    for q in range(s.nu):
+        m = s.w_rank[q]
+        if m < k:
+            s.hint[h] = s.pos[m]
+            h += 1
     return nsub
 
 
-cdef inline void _weight_order(const Py_ssize_t[::1] w_rank, Py_ssize_t k, const Py_ssize_t[::1] sr,
-                               Py_ssize_t nsub, Py_ssize_t[::1] pos, Py_ssize_t[::1] hint) noexcept nogil:
-    """The gathered run's items (``sr``: run position -> free item) by ascending
-    weight, as run positions, into ``hint``: the free items' weight order
-    filtered, O(n) instead of a sort per run."""
-    cdef Py_ssize_t q, m, h = 0
-    for q in range(nsub):
-        pos[sr[q]] = q
-    for q in range(w_rank.shape[0]):
-        m = w_rank[q]
-        if m < k:
-            hint[h] = pos[m]
-            h += 1
+cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
+    """An upper bound on the free items below k within s.j, in O(log n):
+    their value sum, the Lagrangian bound of multiplier s.lam, with the count
+    path exactly s.kneed of them, and with the count structures the count
+    bound of a decide run's root (-inf when that is below the target; its
+    count goes to s.kmax)."""
+    cdef double ub = s.pre_v[k], lag, kk, goal, fk, fv_, slack
+    cdef double sl = ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k])
+    lag = s.lam * s.j + s.pre_d[k]
+    if lag < ub:
+        ub = lag
+    if s.cm:  # exactly kneed of the k items below
+        lag = s.kcard.lam * s.j + s.kcard.mu * s.kneed + s.pre_k[k] if s.kneed <= k else -INFINITY
+        if lag < ub:
+            ub = lag
+        s.kcard.kfix = s.kneed
+    if s.counts and ub + sl >= s.tgt - s.tol:
+        # kmax (most of the lightest items within j) or kmin (the fewest of
+        # the most valuable that reach tgt), from the trees.
+        fen_within(&s.by_w, s.j, False, &fk, &fv_, &s.kmax)
+        if s.qcard.mu >= 0:
+            kk = s.kmax
+        else:
+            goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
+            fen_within(&s.by_val, goal, True, &fk, &fv_, &kk)
+            kk += 1
+            if s.pre_v[k] < goal:  # not even all of them
+                kk = INFINITY
+        lag = s.qcard.lam * s.j + s.qcard.mu * kk + s.pre_c[k]
+        slack = ABS_SLACK + REL_CARD * (s.pre_ca[k] + s.qcard.lam * fabs(s.j)
+                                        + fabs(s.qcard.mu) * s.nu + fabs(s.tgt))
+        if lag + slack < s.tgt - s.tol:
+            ub = -INFINITY
+    return ub
 
 
-cdef Py_ssize_t _decide(const double* sw, const double* sv, Py_ssize_t nsub, Py_ssize_t k,
-                        double j, double tgt, int integral, double tol, Pool* pool,
-                        Card* qcard, bint counts, double kmax, const Py_ssize_t[::1] by_v,
-                        const double[::1] fv, double[::1] st, uint8_t* sx,
-                        const Py_ssize_t* by_weight) noexcept nogil:
-    """Can the free items below k (sw, sv: efficiency order) reach ``tgt``
-    within ``j``? A decide run (a 512-state heuristic run first when the
-    count bound is active). With ``counts``, the card gets that item set's
-    counts: ``kmax``, and its values largest first from the order sorted once.
-    ``by_weight``: the run's items by weight (positions in sw), for pairing."""
+cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept nogil:
+    """Whether the bound ``ub`` on the items below k (with its allowance)
+    cannot reach the target."""
+    return ub + ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k]) < s.tgt - s.tol
+
+
+cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noexcept nogil:
+    """Can the gathered run items (efficiency order) reach s.tgt within s.j?
+    A decide run (a 512-state heuristic run first when the count bound is
+    active). With the count structures the card gets that item set's counts:
+    s.kmax, and its values largest first from the order sorted once."""
     cdef Py_ssize_t i, q = 0, bb, r = 0
     cdef double zz
-    if counts:
-        for i in range(by_v.shape[0]):
-            if by_v[i] < k:
-                st[q + 1] = st[q] + fv[by_v[i]]
+    if s.counts:
+        for i in range(s.nu):
+            if s.by_v[i] < k:
+                s.st[q + 1] = s.st[q] + s.fv[s.by_v[i]]
                 q += 1
-        qcard.topv = &st[0]
-        qcard.ntop = q
-        qcard.kmax = kmax
-    if integral and qcard.mu != 0:
+        s.qcard.topv = s.st
+        s.qcard.ntop = q
+        s.qcard.kmax = s.kmax
+    if s.integral and s.qcard.mu != 0:
         pool.beam = QBEAM
-        pool.by_weight = by_weight
-        r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
+        pool.by_weight = s.hint
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
         pool.beam = 0
     if r == 0:
-        pool.by_weight = by_weight
-        r = _core(sw, sv, nsub, j, 1, tgt, integral, tol, pool, qcard, sx, &zz, &bb)
+        pool.by_weight = s.hint
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
     return r
+
+
+cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Bounds cannot tell: decide on the free items below k. A count-mode run
+    first (count path), within a budget: near-line items can make its
+    equal-count states explode, and then the pass goes on without them.
+    Returns LEAVE_OUT (s.Sf is the run's witness), KEEP or a negative code."""
+    cdef Py_ssize_t nsub, q, r = OVER_BUDGET, g0 = pool.generated
+    cdef Py_ssize_t bb
+    cdef double zz
+    s.queries += 1
+    if _tick(pool, s.nu):  # the gathers below
+        return INTERRUPTED
+    if s.count_runs:
+        nsub = _gather(s, s.d_rank, k)
+        pool.by_weight = s.hint
+        pool.limit = pool.generated + (s.count_states + s.count_per_item * nsub) // 10
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.kcard, s.sx, &zz, &bb)
+        pool.limit = 0
+        s.count_runs = r != OVER_BUDGET
+    if r == OVER_BUDGET:
+        nsub = _gather(s, s.eff_rank, k)
+        r = _decide(s, pool, nsub, k)
+    if r < 0:
+        return r
+    if r == FOUND:
+        for q in range(nsub):
+            s.Sf[s.sr[q]] = s.sx[q]
+        s.Sf[k] = 0
+        return LEAVE_OUT
+    s.no_runs += 1
+    s.no_states += pool.generated - g0
+    return KEEP
 
 
 cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
@@ -1493,9 +1619,10 @@ cdef _labels(key):
     """Group ids 0, 1, ... of equal keys (one sort, ties in any order)."""
     order = np.argsort(key)
     ks = key[order]
-    new = np.empty(key.shape[0], dtype=np.intp)
+    n = key.shape[0]
+    new = np.empty(n, dtype=np.intp)
     new[:1] = 0
-    np.not_equal(ks[1:], ks[:-1], out=new[1:], casting="unsafe")
+    np.not_equal(ks[1:], ks[: n - 1], out=new[1:], casting="unsafe")
     g = np.empty_like(new)
     g[order] = np.cumsum(new)
     return g
@@ -1547,20 +1674,99 @@ def _configure_forward(Py_ssize_t states_from):
     return old
 
 
-cdef Py_ssize_t _proofs_ahead(Py_ssize_t no_runs, Py_ssize_t no_states, Py_ssize_t wdone,
-                              const uint8_t[::1] Sf, Py_ssize_t k) noexcept nogil:
+cdef Py_ssize_t _proofs_ahead(const Scan* s, Py_ssize_t k) noexcept nogil:
     """The states the top-down pass should still spend on proofs: its proof
     states per witness item so far (``wdone`` items passed) times the witness
     items from k down. 0 before FWD_MIN_RUNS proofs (too early to tell);
     with no proofs yet (only under the test knob) no limit."""
     cdef Py_ssize_t q, left = 0
-    if no_runs < FWD_MIN_RUNS:
+    if s.no_runs < FWD_MIN_RUNS:
         return 0
-    if no_runs == 0:
+    if s.no_runs == 0:
         return 1 << 60
     for q in range(k + 1):
-        left += Sf[q]
-    return no_states // (wdone if wdone > 0 else 1) * left
+        left += s.Sf[q]
+    return s.no_states // (s.wdone if s.wdone > 0 else 1) * left
+
+
+cdef Py_ssize_t _try_forward(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """The proofs cost more than one forward DP would: the items 0..k by
+    ``_forward``, within the work the proofs are expected to take still
+    (else on, and again when the proof states double). Returns SCAN_DONE
+    (s.Sf holds the canonical choice of items 0..k), 0, or INTERRUPTED."""
+    cdef Py_ssize_t q, r, used, budget = _proofs_ahead(s, k) // FWD_SHARE
+    s.fwd_tries += 1
+    s.fwd_next = 2 * s.no_states
+    if budget <= 0:
+        return 0
+    r = forward_canonical(s.fw, s.fv, k + 1, s.j, s.tgt, s.integral, s.tol, budget,
+                          pool.max_states - pool.cap, &used, s.fx)
+    s.fwd_work += used
+    if r == FWD_INTERRUPTED:
+        return INTERRUPTED
+    if r != FWD_DONE:
+        return 0
+    for q in range(k + 1):
+        s.Sf[q] = s.fx[q]
+    s.fwd_done = 1
+    return SCAN_DONE
+
+
+cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogil:
+    """Item k of the witness: LEAVE_OUT, KEEP, SCAN_DONE or a negative code.
+    Cheapest first: an identical item above was needed; everything below
+    fits; the bounds of ``_root_bound``; the two-line bound (``below``, with
+    the GIL, O(nu) in numpy); then the forward DP or a decide run."""
+    cdef Py_ssize_t m, r
+    cdef double ub, lines_ub
+    if s.needed[s.grp[k]]:
+        return KEEP
+    if s.pre_w[k] <= s.j:  # everything below fits: the best is all of it
+        if s.pre_v[k] < s.tgt - s.tol:
+            return KEEP
+        for m in range(k):
+            s.Sf[m] = 1
+        s.Sf[k] = 0
+        return LEAVE_OUT
+    ub = _root_bound(s, k)
+    if _below_target(s, k, ub):
+        return KEEP
+    if below is not None:
+        with gil:
+            lines_ub = below(k, s.j)
+        if lines_ub < s.tgt - s.tol:
+            return KEEP
+    if s.no_states >= s.fwd_next:
+        r = _try_forward(s, pool, k)
+        if r != 0:
+            return r
+    return _query(s, pool, k)
+
+
+cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
+    """Top-down over the free items: leave out each witness item a set below
+    it can replace, keep the others. Returns 0 or a negative result code."""
+    cdef Py_ssize_t k, r
+    for k in range(s.nu - 1, -1, -1):
+        if _tick(pool, 32):
+            return INTERRUPTED
+        if s.counts:  # the trees hold the items below k
+            fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
+            fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
+        if not s.Sf[k]:
+            continue
+        s.wdone += 1
+        r = _settle(s, pool, k, below)
+        if r < 0:
+            return r
+        if r == SCAN_DONE:
+            return 0
+        if r == KEEP:  # in every optimal set that agrees with the choices above it
+            s.j -= s.fw[k]
+            s.tgt -= s.fv[k]
+            s.kneed -= 1
+            s.needed[s.grp[k]] = 1
+    return 0
 
 
 cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
@@ -1581,42 +1787,32 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
     and the first one over it ends them for the pass. ``lines``: None, or the
     two parallel lines all items lie on (``_lines``): their class-count bound
     on the items below k is the last test before a decide run.
+
+    This sets up a ``Scan``'s arrays; ``_scan`` walks it.
     """
-    cdef Py_ssize_t nu = free_idx.shape[0], k, m, nsub, r, queries = 0, q
-    cdef Py_ssize_t no_runs = 0, no_states = 0, g0, kneed = 0
-    cdef Py_ssize_t fwd_next = FWD_FROM, fwd_work = 0, fwd_budget, fwd_used, fwd_done = 0, wdone = 0
-    cdef Py_ssize_t fwd_tries = 0
-    cdef double ub, lag, slack, zz, sl, lamk = 0, muk = 0
-    cdef Py_ssize_t bb
-    cdef Card qcard = card[0]
-    cdef Card kcard
-    cdef bint cm = count is not None
-    qcard.topv = NULL  # decide runs on subsets count their own items
+    cdef Scan s
+    cdef Py_ssize_t nu = free_idx.shape[0], r
+    memset(&s, 0, sizeof(Scan))
+    s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
+    s.count_states, s.count_per_item, s.fwd_next = count_states, count_per_item, FWD_FROM
+    s.qcard = card[0]
+    s.qcard.topv = NULL  # decide runs on subsets count their own items
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
-    cdef const double[::1] fw = fw_a, fv = fv_a
-    pre_k_a = np.zeros(1)
-    if cm:
-        kneed, lamk, muk = count
-        kcard = qcard
-        kcard.lam = lamk
-        kcard.mu = muk
+    s.cm = s.count_runs = count is not None
+    dk = None
+    if s.cm:
+        s.kneed, lamk, muk = count
+        s.kcard = s.qcard
+        s.kcard.lam = lamk
+        s.kcard.mu = muk
         dk = fv_a - lamk * fw_a - muk
-        pre_k_a = _prefix(np.maximum(dk, 0))
-    cdef const double[::1] pre_k = pre_k_a
-    pre_v_a = _prefix(fv_a)
-    pre_w_a = _prefix(fw_a)
-    pre_d_a = _prefix(np.maximum(d[free_idx], 0))
-    cdef const double[::1] pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
-    # rank of each free item (position in free_idx), in efficiency order, and
-    # in descending d for count-mode runs
+    # rank of each free item (position in free_idx), in efficiency order, in
+    # descending d for count-mode runs, by ascending weight (pairing)
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = _filtered(rank_a, order)
-    d_rank_a = np.argsort(-dk) if cm else eff_rank_a
-    # the free items by ascending weight: each decide run's pairing order in O(n)
     w_rank_a = _filtered(rank_a, by_weight)
-    cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = d_rank_a
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
     # such an item k' not needed, a set below k' reaching its target, with
@@ -1625,170 +1821,52 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
     # per copy; the copies kept are the lowest-indexed ones.
     # (not worth its set-up below GROUP_FROM free items: each is its own group)
     grp_a = _identical_groups(fw_a, fv_a, integral) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
-    needed_a = np.zeros(nu + 1, dtype=np.uint8)
-    cdef const Py_ssize_t[::1] grp = grp_a
-    cdef uint8_t[::1] needed = needed_a
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     if nu >= GROUP_FROM:
         _lowest_copies(Sf_a, grp_a)
-    cdef uint8_t[::1] Sf = Sf_a
-    sw_a = np.empty(nu)
-    sv_a = np.empty(nu)
-    sx_a = np.empty(nu, dtype=np.uint8)
-    fx_a = np.zeros(nu, dtype=np.uint8)
-    cdef uint8_t[::1] fx = fx_a
-    sr_a = np.empty(nu, dtype=np.intp)
-    cdef double[::1] sw = sw_a, sv = sv_a
-    cdef uint8_t[::1] sx = sx_a
-    cdef Py_ssize_t[::1] sr = sr_a
     # Count structures, used with the cardinality multipliers only: the
     # decide runs' counts (kmax, values largest first) from two orders sorted
     # once, and Fenwick trees for the count bound of a run's root.
     # (not worth their set-up for a few hundred items: then each run sorts)
-    cdef bint counts = qcard.mu != 0 and nu >= 256, count_runs = cm
-    if counts:
+    s.counts = s.qcard.mu != 0 and nu >= 256
+    if s.counts:
         by_v_a = _filtered(rank_a, by_value)
-        w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a, qcard.lam, qcard.mu)
+        w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a,
+                                                                s.qcard.lam, s.qcard.mu)
     else:
         by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
         fen = np.zeros((4, 1))
         pre_c_a = pre_ca_a = np.zeros(1)
-    st_a = np.zeros(nu + 1 if counts else 1)
-    cdef const Py_ssize_t[::1] by_v = by_v_a
-    cdef double[::1] st = st_a
-    cdef double[::1] fen_cw = fen[0], fen_sw = fen[1], fen_cv = fen[2], fen_sv = fen[3]
-    cdef Fenwick by_w, by_val  # the free items below k, by weight and by value
-    cdef double fk, fv_
-    fen_init(&by_w, &fen_sw[0], NULL, &fen_cw[0], nu if counts else 0)
-    fen_init(&by_val, &fen_sv[0], NULL, &fen_cv[0], nu if counts else 0)
-    cdef const Py_ssize_t[::1] w_pos = w_pos_a, v_pos = v_pos_a
+    dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
+    # The Scan's arrays: these typed views keep them alive until the return.
+    cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
+    cdef const double[::1] pre_d = _prefix(np.maximum(d[free_idx], 0))
+    cdef const double[::1] pre_k = _prefix(np.maximum(dk, 0)) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
-    cdef double kk, goal, kmax = 0
-    pos_a = np.empty(nu, dtype=np.intp)
-    hint_a = np.empty(nu, dtype=np.intp)
-    cdef const Py_ssize_t[::1] w_rank = w_rank_a
-    cdef Py_ssize_t[::1] pos = pos_a, hint = hint_a
-    below = Below(lines, fw_a, fv_a) if lines is not None else None
-    cdef bint by_lines = below is not None
-    r = 0
-    with nogil:
-        for k in range(nu - 1, -1, -1):
-            if _tick(pool, 32):
-                r = INTERRUPTED
-                break
-            if counts:  # the trees hold the items below k
-                fen_add(&by_w, w_pos[k], -fw[k], 0.0, -1.0)
-                fen_add(&by_val, v_pos[k], -fv[k], 0.0, -1.0)
-            if not Sf[k]:
-                continue
-            wdone += 1
-            sl = ABS_SLACK + REL_LP * (fabs(tgt) + pre_v[k])
-            if needed[grp[k]]:
-                pass  # an identical item above was needed: so is this one
-            elif pre_w[k] <= j:  # everything below fits: the best is all of it
-                if pre_v[k] >= tgt - tol:
-                    for m in range(k):
-                        Sf[m] = 1
-                    Sf[k] = 0
-                    continue
-            else:
-                ub = pre_v[k]
-                lag = lam * j + pre_d[k]
-                if lag < ub:
-                    ub = lag
-                if cm:  # exactly kneed of the k items below
-                    lag = lamk * j + muk * kneed + pre_k[k] if kneed <= k else -INFINITY
-                    if lag < ub:
-                        ub = lag
-                    kcard.kfix = kneed
-                if counts and ub + sl >= tgt - tol:
-                    # The count bound of the decide run's root, in O(log n):
-                    # kmax (most of the lightest items within j) or kmin (the
-                    # fewest of the most valuable that reach tgt) from the trees.
-                    fen_within(&by_w, j, False, &fk, &fv_, &kmax)
-                    if qcard.mu >= 0:
-                        kk = kmax
-                    else:
-                        goal = (tgt - tol - ABS_SLACK) / (1 + REL_SEARCH)
-                        fen_within(&by_val, goal, True, &fk, &fv_, &kk)
-                        kk += 1
-                        if pre_v[k] < goal:  # not even all of them
-                            kk = INFINITY
-                    lag = qcard.lam * j + qcard.mu * kk + pre_c[k]
-                    slack = ABS_SLACK + REL_CARD * (pre_ca[k] + qcard.lam * fabs(j) + fabs(qcard.mu) * nu + fabs(tgt))
-                    if lag + slack < tgt - tol:
-                        ub = -INFINITY
-                if by_lines and ub + sl >= tgt - tol:
-                    with gil:  # O(nu) in numpy, against a decide run
-                        lag = below(k, j)
-                    if lag < tgt - tol:
-                        ub = -INFINITY
-                if ub + sl >= tgt - tol and no_states >= fwd_next:
-                    # The proofs cost more than one forward DP would: the
-                    # items 0..k by ``_forward``, within the work the proofs
-                    # are expected to take still (else on, and again later).
-                    fwd_budget = _proofs_ahead(no_runs, no_states, wdone, Sf, k) // FWD_SHARE
-                    fwd_tries += 1
-                    fwd_next = 2 * no_states
-                    if fwd_budget > 0:
-                        r = forward_canonical(&fw[0], &fv[0], k + 1, j, tgt, integral, tol, fwd_budget,
-                                              pool.max_states - pool.cap, &fwd_used, &fx[0])
-                        fwd_work += fwd_used
-                        if r == FWD_INTERRUPTED:
-                            r = INTERRUPTED
-                            break
-                        if r == FWD_DONE:
-                            for q in range(k + 1):
-                                Sf[q] = fx[q]
-                            fwd_done = 1
-                            break
-                        r = 0
-                if ub + sl >= tgt - tol:
-                    # Bounds cannot tell: decide on the free items below k.
-                    queries += 1
-                    g0 = pool.generated
-                    if _tick(pool, nu):  # the gathers below
-                        r = INTERRUPTED
-                        break
-                    r = OVER_BUDGET
-                    if count_runs:
-                        # A count-mode run first, within a budget: near-line
-                        # items can make its equal-count states explode, and
-                        # then the pass goes on without count-mode runs.
-                        nsub = _gather(d_rank, nu, k, fw, fv, sw, sv, sr)
-                        _weight_order(w_rank, k, sr, nsub, pos, hint)
-                        pool.by_weight = &hint[0]
-                        pool.limit = pool.generated + (count_states + count_per_item * nsub) // 10
-                        r = _core(&sw[0], &sv[0], nsub, j, 1, tgt, integral, tol, pool, &kcard, &sx[0], &zz, &bb)
-                        pool.limit = 0
-                        count_runs = r != OVER_BUDGET
-                    if r == OVER_BUDGET:
-                        nsub = _gather(eff_rank, nu, k, fw, fv, sw, sv, sr)
-                        _weight_order(w_rank, k, sr, nsub, pos, hint)
-                        r = _decide(&sw[0], &sv[0], nsub, k, j, tgt, integral, tol, pool, &qcard,
-                                    counts, kmax, by_v, fv, st, &sx[0], &hint[0])
-                    if r < 0:
-                        break
-                    if r == 1:
-                        for q in range(nsub):
-                            Sf[sr[q]] = sx[q]
-                        Sf[k] = 0
-                        continue
-                    r = 0
-                    no_runs += 1
-                    no_states += pool.generated - g0
-            # Item k is in every optimal set that agrees with the choices above it.
-            j -= fw[k]
-            tgt -= fv[k]
-            kneed -= 1
-            needed[grp[k]] = 1
+    cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
+    cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
+    cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
+    cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8), fx = np.zeros(nu, dtype=np.uint8)
+    cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
+    cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
+    cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
+    cdef double[:, ::1] trees = fen  # counts and sums: by weight (rows 0, 1), by value (2, 3)
+    s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
+    s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
+    s.eff_rank, s.d_rank, s.w_rank, s.by_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0]
+    s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
+    s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
+    s.sr, s.pos, s.hint = &sr[0], &pos[0], &hint[0]
+    fen_init(&s.by_w, &trees[1, 0], NULL, &trees[0, 0], nu if s.counts else 0)
+    fen_init(&s.by_val, &trees[3, 0], NULL, &trees[2, 0], nu if s.counts else 0)
+    r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
     if r < 0:
         _raise(r, pool[0])
-    stats["queries"] = queries
-    stats["queries_no"] = no_runs
-    stats["queries_no_states"] = no_states
-    stats["forward"] = fwd_done
-    stats["forward_work"] = fwd_work
-    stats["forward_tries"] = fwd_tries
+    stats["queries"] = s.queries
+    stats["queries_no"] = s.no_runs
+    stats["queries_no_states"] = s.no_states
+    stats["forward"] = int(s.fwd_done)
+    stats["forward_work"] = s.fwd_work
+    stats["forward_tries"] = s.fwd_tries
     S_a[free_idx] = Sf_a
     return 0

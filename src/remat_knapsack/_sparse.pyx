@@ -1168,10 +1168,9 @@ cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int
     incumbent, one count-mode ``_core`` run over the items in descending order
     of d_j = v_j - lam_k w_j - mu_k, starting from the LP's k items.
 
-    On almost strongly correlated items (v = w + R/10 +- R/500) the weight-only
-    bound is ~100 above OPT, but the optimum has one count and that count's
-    bound is within ~1 of OPT, so each run keeps a few thousand states. The
-    LP optimum has b + f items (b: break count), and the count bound is
+    On almost strongly correlated items (v = w + R/10 +- R/500) the
+    weight-only bound is loose, but the optimum has one count and that
+    count's bound is tight (docs/sparse.md). The LP optimum has b + f items (b: break count), and the count bound is
     concave in k, so the counts worth a run are an interval around b, b + 1;
     scanning outwards stops at the first count whose bound is below the
     incumbent. Runs accept ties, so a count either attains OPT (it is

@@ -27,8 +27,7 @@ GIL released):
    runtimes the bounds are rounded down.
    When that bound is active, a heuristic run first looks for a set reaching
    it, keeping at most 512 states per step spread evenly over the weights;
-   if it finds one, that set is optimal with nothing to prove (what makes
-   inverse strongly correlated items cheap).
+   if it finds one, that set is optimal with nothing to prove.
    When the states reach a quarter of the items (and each time they
    double), each state is *paired* with one item outside the core: a state
    that fits gains the most valuable later item within its slack, one over
@@ -36,16 +35,14 @@ GIL released):
    (``_pairs.pxd``; Martello, Pisinger and Toth, "Dynamic programming and
    strong bounds for the 0-1 knapsack problem", Management Science 45,
    1999). O(n + states) a pass; a pair that beats the incumbent becomes it,
-   and one that reaches an upper bound ends the run. On subset-sum-like
-   items (subset sum, strongly correlated, profit ceiling) that upper bound
-   is usually reachable, and a few thousand paired states reach it.
+   and one that reaches an upper bound ends the run.
    **Two value lines.** When every item lies on one of two parallel lines
    q v = p w + e_A or p w + e_B (integers; Pisinger's multiple strongly
    correlated items, v = w + 3R/10 when 6 | w, else w + 2R/10), a set with
    a items of one class and b of the other is worth at most
    (p c + e_A a + e_B b) / q, and its lightest a and b items must fit:
-   the best count pair (O(n), ``_lines.py``) bounds OPT where the LP and
-   single-count bounds lie ~0.09 R above it. The run stops when its
+   the best count pair (O(n), ``_lines.py``) bounds OPT, tighter than the LP
+   and single-count bounds there. The run stops when its
    incumbent reaches that bound, and the canonical pass (3.) asks the same
    bound of the items below k before each decide run.
    Divisibility: integer values and weights are divided by their greatest
@@ -59,10 +56,8 @@ GIL released):
    **The count path.** When the items are count-structured (the fitted
    multiplier mu is not 0) but do not lie on a line, as almost strongly
    correlated items (v = w + R/10 +- R/500) or similar weights, the bounds
-   above stay loose: at n = 10,000 Dantzig's bound is ~100 above OPT and the
-   run keeps tens of millions of states. When that run outgrows 5,000 + 5 n
-   states (small instances and most similar-weights ones finish well within),
-   OPT is found count by count instead,
+   above stay loose and the run can keep very many states. When that run
+   outgrows 5,000 + 5 n states, OPT is found count by count instead,
    with the cardinality bounds of Martello, Pisinger and Toth ("Dynamic
    programming and strong bounds for the 0-1 knapsack problem", Management
    Science 45, 1999). For a count k,
@@ -75,9 +70,7 @@ GIL released):
    grows the same core, pruning a state of count K with
    ``lam c + mu k + (P - lam W - mu K) + (the k - K best d still to add, or
    the K - k worst still to remove, or one swap when K = k)`` and dominance
-   among states of equal count only. On almost strongly correlated items one
-   count is optimal and its bound is within ~1 of OPT, so a run keeps a few
-   thousand states (docs/sparse.md has the measurements). Runs accept
+   among states of equal count only. Runs accept
    ties, so each count either attains OPT or is proved below it; the counts
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a
@@ -125,8 +118,8 @@ top-down decide runs keep the minknap order and its bounds, and cost one run
 per item whose membership bounds cannot settle, typically a handful.
 
 Complexity: O(n log n) for sorting plus O(states) per core step; worst case
-O(n * min(W, 2**n)) like any Pareto DP, in practice a few thousand states at
-n = 10,000 on every classic class. Memory O(states + n), independent of W.
+O(n * min(W, 2**n)) like any Pareto DP (state counts measured per family:
+docs/sparse.md). Memory O(states + n), independent of W.
 
 Exactness. Quantised weights are integers (exact in float64 below 2**53).
 With ``scale=None`` the weights are made integers first, exactly: every

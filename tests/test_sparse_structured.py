@@ -3,7 +3,10 @@ inverse, subset sum): the shapes where the cardinality bounds are active."""
 
 import random
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from remat_knapsack import solve
 from tests.oracles import small_hard_instance
@@ -88,3 +91,19 @@ def test_common_divisors_change_nothing(d):
         c = rng.randint(0, sum(w))
         ref = solve(w, v, c, scale=1, solver="dp")
         assert solve(w, v, c, scale=1, solver="sparse").saved == ref.saved, (w, v, c)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(st.integers(0, 70_000).map(float), st.floats(0, 1e300, allow_nan=False, allow_infinity=False)),
+        max_size=300,
+    )
+)
+def test_radix_sort_is_a_stable_argsort(x):
+    # The kernels' weight order (_radix.pxd): integer keys, or bit patterns
+    # when a value is not an integer below 2**53; ties by position.
+    from remat_knapsack import _sparse
+
+    a = np.array(x, dtype=float)
+    assert np.array_equal(_sparse._sort_ascending_py(a), np.argsort(a, kind="stable"))

@@ -12,13 +12,15 @@ states paired with n items reach the upper bound, where the DP alone needs
 millions of states.
 
 A pass is O(n + states): the run's items are sorted by weight once (on first
-use, O(n log n)); each pass filters them by core position, takes running
+use, a radix sort, O(n)); each pass filters them by core position, takes running
 maxima (adds) or minima (removes) of their values, and sweeps the states,
 which are sorted by weight, with one pointer.
 """
 
 from libc.math cimport INFINITY
-from libc.stdlib cimport free, malloc, qsort
+from libc.stdlib cimport free, malloc
+
+from ._radix cimport sort_ascending
 
 
 cdef struct Pairs:
@@ -33,19 +35,6 @@ cdef struct Pair:
     Py_ssize_t state     # index of the paired state in the list
     Py_ssize_t item      # the item added (after the core) or removed (before it)
     double value         # the pair's value
-
-
-cdef struct _WI:
-    double w
-    Py_ssize_t i
-
-
-cdef inline int _cmp_wi(const void* a, const void* b) noexcept nogil:
-    cdef const _WI* x = <const _WI*>a
-    cdef const _WI* y = <const _WI*>b
-    if x.w != y.w:
-        return -1 if x.w < y.w else 1
-    return (x.i > y.i) - (x.i < y.i)
 
 
 cdef inline void pairs_init(Pairs* pr) noexcept nogil:
@@ -67,9 +56,8 @@ cdef inline void pairs_free(Pairs* pr) noexcept nogil:
 cdef inline int _pairs_setup(const double* w, Py_ssize_t n, Pairs* pr,
                              const Py_ssize_t* by_weight) noexcept nogil:
     """The items by weight: copied from ``by_weight`` when the caller has
-    that order (O(n)), else sorted; -1 if out of memory."""
+    that order (O(n)), else sorted (``_radix``); -1 if out of memory."""
     cdef Py_ssize_t i
-    cdef _WI* a = NULL
     pr.byw = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     pr.key = <double*>malloc(n * sizeof(double))
     pr.best = <double*>malloc(n * sizeof(double))
@@ -80,17 +68,7 @@ cdef inline int _pairs_setup(const double* w, Py_ssize_t n, Pairs* pr,
         for i in range(n):
             pr.byw[i] = by_weight[i]
         return 0
-    a = <_WI*>malloc(n * sizeof(_WI))
-    if a == NULL:
-        return -1
-    for i in range(n):
-        a[i].w = w[i]
-        a[i].i = i
-    qsort(a, n, sizeof(_WI), _cmp_wi)
-    for i in range(n):
-        pr.byw[i] = a[i].i
-    free(a)
-    return 0
+    return sort_ascending(w, n, pr.byw)
 
 
 cdef inline Py_ssize_t _pair_adds(const double* w, const double* v, Py_ssize_t n, double c,

@@ -48,6 +48,7 @@ from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+from ._radix cimport sort_ascending
 from ._realloc cimport grow
 
 from ._lines import Below
@@ -1070,6 +1071,16 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
     return L, lam, mu
 
 
+def _sort_ascending_py(const double[::1] x):
+    """For tests and the canonical pass: ``_radix.sort_ascending`` on ``x``
+    (all >= 0): positions by ascending value, ties by position."""
+    out = np.empty(x.shape[0], dtype=np.intp)
+    cdef Py_ssize_t[::1] o = out
+    if x.shape[0] and sort_ascending(&x[0], x.shape[0], &o[0]) < 0:
+        raise MemoryError("sparse: sorting by weight")
+    return out
+
+
 #: Bytes per state slot (two buffers of weight, value, decision history, item count).
 STATE_BYTES = 2 * (8 + 8 + 8 * VW + 4)
 
@@ -1132,15 +1143,15 @@ cdef class Workspace:
         """``stats`` with the pool's counters added."""
         return _stats(stats, self.pool)
 
-    def optimum(self, const double[::1] ws, const double[::1] vs, const Py_ssize_t[::1] by_w,
-                double c, bint integral, double tol, uint8_t[::1] xs, Py_ssize_t limit):
+    def optimum(self, const double[::1] ws, const double[::1] vs, double c, bint integral,
+                double tol, uint8_t[::1] xs, Py_ssize_t limit):
         """``_optimum`` within ``limit`` states (0: no limit): (RUN_FOUND or
         RUN_OVER_BUDGET, OPT, the break count); the optimal set into ``xs``."""
         cdef double z = 0
         cdef Py_ssize_t b = 0, r
         self.pool.limit = limit
         try:
-            r = _optimum(ws, vs, by_w, ws.shape[0], c, integral, tol, &self.pool, &self.card, xs, &z, &b)
+            r = _optimum(ws, vs, ws.shape[0], c, integral, tol, &self.pool, &self.card, xs, &z, &b)
         finally:
             self.pool.limit = 0
         return r, z, b
@@ -1154,11 +1165,11 @@ cdef class Workspace:
         finally:
             self.pool.limit = 0
 
-    def canonical(self, wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
+    def canonical(self, wa, va_, order, free_idx, S_a, double j, double tgt,
                   double lam, d, bint integral, double tol, count, Py_ssize_t count_states,
                   Py_ssize_t count_per_item, lines, dict stats):
         """``_canonical``: the canonical set on the free items, into ``S_a``."""
-        _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, j, tgt, lam, d, integral, tol,
+        _canonical(wa, va_, order, free_idx, S_a, j, tgt, lam, d, integral, tol,
                    &self.pool, &self.card, count, count_states, count_per_item, lines, stats)
 
 
@@ -1317,7 +1328,7 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
     return <double>lo
 
 
-cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ssize_t[::1] by_w, Py_ssize_t n,
+cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
                          double c, int integral, double tol, Pool* pool,
                          const Card* card, uint8_t[::1] xs, double* z,
                          Py_ssize_t* b) except -9:
@@ -1330,7 +1341,6 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ss
     prove; this is what makes inverse strongly correlated items cheap, where
     every state's cardinality bound equals U and a full run must enumerate all
     of them. Otherwise (or then to confirm nothing), one exact *optimise* run.
-    ``by_w``: the items by ascending weight (positions in ``ws``), for pairing.
     """
     cdef Py_ssize_t r, bb
     cdef double U, base, psum, term
@@ -1348,7 +1358,6 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ss
             if pool.opt_bound < U:
                 U = pool.opt_bound
             pool.beam = BEAM
-            pool.by_weight = &by_w[0]
             with nogil:
                 r = _core(&ws[0], &vs[0], n, c, 1, U, integral, tol, pool, card, &xs[0], z, b)
             pool.beam = 0
@@ -1358,7 +1367,6 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, const Py_ss
                 _raise(r, pool[0])
             if r == 1:
                 return 1  # reached an upper bound: optimal
-    pool.by_weight = &by_w[0]
     with nogil:
         r = _core(&ws[0], &vs[0], n, c, 0, 0.0, integral, tol, pool, card, &xs[0], z, b)
     if r == OVER_BUDGET:
@@ -1768,7 +1776,7 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
     return 0
 
 
-cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, double j, double tgt,
+cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, Py_ssize_t count_states, Py_ssize_t count_per_item,
                            lines, dict stats) except -3:
@@ -1776,8 +1784,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
 
     ``S_a`` holds an optimal set; on return it holds the canonical one on the
     free items. ``j``/``tgt`` are the capacity and value the free items must
-    provide. ``order``, ``by_weight``, ``by_value``: every item in efficiency
-    order, by ascending weight and by descending value. ``count``: None, or
+    provide. ``order``: every item in efficiency order. ``count``: None, or
     (k, lam_k, mu_k) when every optimal set is
     known to have the same number of free items k (the count path): then the
     decide runs are count-mode runs (items in descending d = v - lam_k w -
@@ -1806,12 +1813,13 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
         s.kcard.lam = lamk
         s.kcard.mu = muk
         dk = fv_a - lamk * fw_a - muk
-    # rank of each free item (position in free_idx), in efficiency order, in
-    # descending d for count-mode runs, by ascending weight (pairing)
+    # the free items (positions in free_idx) in efficiency order (filtered
+    # from the instance's), in descending d for count-mode runs, and by
+    # ascending weight (the decide runs' pairing order)
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = _filtered(rank_a, order)
-    w_rank_a = _filtered(rank_a, by_weight)
+    w_rank_a = _sort_ascending_py(fw_a)
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
     # such an item k' not needed, a set below k' reaching its target, with
@@ -1829,7 +1837,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, by_weight, by_value, free_idx, S_a, d
     # (not worth their set-up for a few hundred items: then each run sorts)
     s.counts = s.qcard.mu != 0 and nu >= 256
     if s.counts:
-        by_v_a = _filtered(rank_a, by_value)
+        by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
         w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a,
                                                                 s.qcard.lam, s.qcard.mu)
     else:

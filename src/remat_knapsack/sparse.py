@@ -334,12 +334,10 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     order = np.argsort(-(v / w))
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
-    by_w = np.argsort(ws)  # each order is sorted once; the kernels filter them
-    by_value = np.argsort(-v)  # ties in any order: only sums and counts are read
     topv = np.zeros(n + 1)
-    np.cumsum(v[by_value], out=topv[1:])
+    np.cumsum(np.sort(v)[::-1], out=topv[1:])
     b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
-    lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, by_w, c, b, topv)
+    lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv)
     work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv)
     try:
         lines = find_lines(ws, vs, b) if integral and not on_line and b < n else None
@@ -353,7 +351,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             # ``optimum`` can be loose. It still solves most such instances
             # (small ones, similar weights) in a few states per item, so it
             # goes first, and the count path only when it outgrows that.
-            r, z, b = work.optimum(ws, vs, by_w, c, integral, tol, xs, _TRY_STATES + _TRY_PER_ITEM * n)
+            r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES + _TRY_PER_ITEM * n)
         if b < n and (_FORCE_COUNT or r == _sparse.RUN_OVER_BUDGET):
             limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
             cards = work.count_path(ws, vs, c, b, int(kmax), integral, tol, xs, limit)
@@ -362,7 +360,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         else:
             cards = []
             if r != _sparse.RUN_FOUND:
-                r, z, b = work.optimum(ws, vs, by_w, c, integral, tol, xs, 0)
+                r, z, b = work.optimum(ws, vs, c, integral, tol, xs, 0)
         t2 = time.perf_counter()
         S = np.zeros(n, dtype=np.uint8)
         S[order[xs.astype(bool)]] = 1
@@ -383,7 +381,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             k, lamk, muk = cards[0]
             count = (k - int(fix1.sum()), lamk, muk)
         Sb = S.astype(bool)
-        work.canonical(w, v, order, order[by_w], by_value, free_idx, S, c - float(w[fix1].sum()),
+        work.canonical(w, v, order, free_idx, S, c - float(w[fix1].sum()),
                        float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
                        count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
         sel[free_idx] = S[free_idx]
@@ -392,7 +390,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         work.close()
 
 
-def _multipliers(ws, vs, by_w, c, b, topv):
+def _multipliers(ws, vs, c, b, topv):
     """Multipliers of the cardinality bound, from the items around the break.
 
     The items near the break item (efficiency order ``ws``, ``vs``) are
@@ -400,14 +398,14 @@ def _multipliers(ws, vs, by_w, c, b, topv):
     (v = w + R/10, w = v + R/10, ...) that is the exact relation, and the
     bound then counts items instead of weight. Given lam, mu is the best value
     for it: the k-th largest reduced profit v - lam w, with k = kmax (mu >= 0)
-    or kmin (mu < 0). ``b``: the break count; ``by_w``: the items by ascending
-    weight; ``topv``: value prefix sums, largest first. Returns (lam, mu,
+    or kmin (mu < 0). ``b``: the break count; ``topv``: value prefix sums,
+    largest first. Returns (lam, mu,
     kmax, whether those items lie exactly on the line); (0, 0) is no bound.
     """
     n = ws.shape[0]
     if b >= n or n < 4:
         return 0.0, 0.0, float(n), False
-    kmax = float(np.searchsorted(np.cumsum(ws[by_w]), c, side="right"))
+    kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
     xw = ws[max(0, b - 32):min(n, b + 33)]
     yv = vs[max(0, b - 32):min(n, b + 33)]
     vx = float(np.var(xw))

@@ -384,6 +384,91 @@ cdef double _topk(const double* w, const double* v, DI* a, const Py_ssize_t* can
     return tot
 
 
+cdef struct Bracket:
+    # The count bound's multiplier search: g(lam) = lam c + (sum of the k
+    # largest v_j - lam w_j), its slope s = c - (their weight) and the k-th
+    # largest reduced profit th, at both ends of [lo, hi] (lo < 0: no end
+    # with a negative slope found yet; hi < 0: none with a positive one).
+    double lo, glo, slo, thlo
+    double hi, ghi, shi, thhi
+    Py_ssize_t m                # candidates left (``cand[:m]``)
+    Py_ssize_t kin              # items surely among the k largest, set aside
+    double win, vin             # ... their weight and value
+
+
+cdef inline void _probe(Bracket* br, double x, double gx, double slope, double th) noexcept nogil:
+    """g at x becomes the lower end (negative slope) or the upper one."""
+    if slope < 0:
+        br.lo, br.glo, br.slo, br.thlo = x, gx, slope, th
+    else:
+        br.hi, br.ghi, br.shi, br.thhi = x, gx, slope, th
+
+
+cdef bint _bracket(const double* w, const double* v, Py_ssize_t n, double c, Py_ssize_t k,
+                   double hint, DI* a, Py_ssize_t* cand, Bracket* br, Pool* pool) noexcept nogil:
+    """From ``hint``, steps growing geometrically until g's slope changes sign
+    (or lam = 0 has a positive one: the k most valuable items fit). Returns
+    False on an interrupt."""
+    cdef double x = hint, step = hint / 64, th, wt, gx
+    cdef Py_ssize_t _it
+    br.lo = br.hi = -1
+    for _it in range(4200):
+        if pool != NULL and _tick(pool, n):
+            return False
+        gx = x * c + _topk(w, v, a, cand, n, k, x, &th, &wt)
+        _probe(br, x, gx, c - wt, th)
+        if (br.lo >= 0 and br.hi >= 0) or br.hi == 0:
+            break
+        x = (br.hi - step if br.hi - step > 0 else 0.0) if br.lo < 0 else br.lo + step
+        step *= 2
+    return True
+
+
+cdef void _set_aside(const double* w, const double* v, Py_ssize_t* cand, Bracket* br) noexcept nogil:
+    """theta(lam) is non-increasing: keep only the items that can cross it on
+    [lo, hi]; those above it on the whole bracket are among the k largest."""
+    cdef double eps = REL_SEARCH * (fabs(br.thlo) + fabs(br.thhi) + 1)
+    cdef Py_ssize_t q, j = 0
+    for q in range(br.m):
+        if v[cand[q]] - br.hi * w[cand[q]] > br.thlo + eps:
+            br.kin += 1
+            br.win += w[cand[q]]
+            br.vin += v[cand[q]]
+        elif v[cand[q]] - br.lo * w[cand[q]] >= br.thhi - eps:
+            cand[j] = cand[q]
+            j += 1
+    br.m = j
+
+
+cdef bint _narrow(const double* w, const double* v, double c, Py_ssize_t k, DI* a,
+                  Py_ssize_t* cand, Bracket* br, Pool* pool) noexcept nogil:
+    """Intersect the tangents at the bracket's ends (bisection every fourth
+    step, or when that stalls) until the tangents meet on g: then ``br.hi``
+    minimises it. Returns False on an interrupt."""
+    cdef Py_ssize_t it, kk
+    cdef double x, tan, gx, th, wt
+    for it in range(100):
+        if pool != NULL and _tick(pool, br.m):
+            return False
+        kk = k - br.kin
+        if br.shi == 0 or kk <= 0 or kk >= br.m:
+            break
+        x = (br.ghi - br.glo + br.slo * br.lo - br.shi * br.hi) / (br.slo - br.shi)
+        tan = br.glo + br.slo * (x - br.lo)  # g >= both tangents; equal at the minimum
+        if not (br.lo < x < br.hi) or it % 4 == 3:
+            x = 0.5 * (br.lo + br.hi)
+            tan = -INFINITY
+            if not (br.lo < x < br.hi):
+                break
+        gx = x * c + br.vin - x * br.win + _topk(w, v, a, cand, br.m, kk, x, &th, &wt)
+        if gx <= tan + REL_SEARCH * fabs(gx):
+            br.hi = x
+            break
+        _probe(br, x, gx, c - br.win - wt, th)
+        _set_aside(w, v, cand, br)
+    return True
+
+
 cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double c,
                          Py_ssize_t k, double hint, DI* a, Py_ssize_t* cand,
                          double* lam_out, double* mu_out, Pool* pool) noexcept nogil:
@@ -403,85 +488,20 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
     1 <= k <= n, and k items that fit (the k lightest). On an interrupt
     (``pool.stop``, ``pool`` may be NULL) the result is meaningless.
     """
-    cdef Py_ssize_t m = n, q, j, kin = 0, _it, it, kk
-    cdef double lo = 0, hi, x, th, thlo = 0, thhi = 0, wt, lam, tot, mu, win = 0, vin = 0
-    cdef double glo = 0, ghi = 0, gx, slo = -1, shi = 1, tan, eps, dmin, step
+    cdef Bracket br
+    cdef Py_ssize_t q
+    cdef double lam, tot, mu, wt
+    memset(&br, 0, sizeof(Bracket))
+    br.m = n
     for q in range(n):
         cand[q] = q
-    if not hint > 0:
-        hint = 1.0
-    # Bracket: from the hint, steps growing geometrically, until the slope
-    # changes sign (lam = 0 when the k most valuable items fit).
-    x = hint
-    step = hint / 64
-    lo = -1
-    hi = -1
-    for _it in range(4200):
-        if pool != NULL and _tick(pool, m):
+    if not _bracket(w, v, n, c, k, hint if hint > 0 else 1.0, a, cand, &br, pool):
+        return INFINITY
+    lam = br.hi if br.hi > 0 else 0.0
+    if br.lo >= 0 and br.hi > 0:
+        if not _narrow(w, v, c, k, a, cand, &br, pool):
             return INFINITY
-        gx = x * c + _topk(w, v, a, cand, m, k, x, &th, &wt)
-        if c - wt < 0:
-            lo = x
-            glo = gx
-            slo = c - wt
-            thlo = th
-        else:
-            hi = x
-            ghi = gx
-            shi = c - wt
-            thhi = th
-        if lo >= 0 and hi >= 0:
-            break
-        if hi == 0:
-            break
-        if lo < 0:
-            x = hi - step if hi - step > 0 else 0.0
-        else:
-            x = lo + step
-        step *= 2
-    lam = hi if hi > 0 else 0.0
-    if lo >= 0 and hi > 0:
-        for it in range(100):
-            if pool != NULL and _tick(pool, m):
-                return INFINITY
-            kk = k - kin
-            if shi == 0 or kk <= 0 or kk >= m:
-                break
-            x = (ghi - glo + slo * lo - shi * hi) / (slo - shi)
-            tan = glo + slo * (x - lo)  # g >= both tangents; equal at the minimum
-            if not (lo < x < hi) or it % 4 == 3:
-                x = 0.5 * (lo + hi)
-                tan = -INFINITY
-                if not (lo < x < hi):
-                    break
-            gx = x * c + vin - x * win + _topk(w, v, a, cand, m, kk, x, &th, &wt)
-            if gx <= tan + REL_SEARCH * fabs(gx):
-                hi = x  # the tangents meet on g: x minimises it
-                break
-            if c - win - wt < 0:
-                lo = x
-                glo = gx
-                slo = c - win - wt
-                thlo = th
-            else:
-                hi = x
-                ghi = gx
-                shi = c - win - wt
-                thhi = th
-            # theta(lam) is non-increasing: keep only the items that can cross it.
-            eps = REL_SEARCH * (fabs(thlo) + fabs(thhi) + 1)
-            j = 0
-            for q in range(m):
-                dmin = v[cand[q]] - hi * w[cand[q]]
-                if dmin > thlo + eps:
-                    kin += 1
-                    win += w[cand[q]]
-                    vin += v[cand[q]]
-                elif v[cand[q]] - lo * w[cand[q]] >= thhi - eps:
-                    cand[j] = cand[q]
-                    j += 1
-            m = j
-        lam = hi
+        lam = br.hi
     for q in range(n):
         cand[q] = q
     tot = _topk(w, v, a, cand, n, k, lam, &mu, &wt)

@@ -22,15 +22,16 @@ The pieces:
     (``Card.kfix`` >= 0): only sets of exactly kfix items, items in order of
     reduced profit, the count bound of ``_count_bound`` per state.
 
-``_count_path``
-    OPT count by count (one count-mode run per count whose bound can reach
-    the incumbent), for count-structured items off a line.
+``_count_bound``
+    The LP bound of every set of exactly k items (the cardinality bounds of
+    Martello, Pisinger and Toth), for the count path in ``sparse.py``.
 
 ``Workspace``
     One solve's pool and multipliers, and the runs the orchestration in
     ``sparse.py`` (``_kernel``) calls: ``optimum`` (OPT from one *optimise*
     run; it stops early at the class-count bound of ``_lines`` when the
-    items lie on two lines), ``count_path``, and ``canonical``: the
+    items lie on two lines), ``count_bound`` and ``count_run`` (the count
+    path's bound and runs), and ``canonical``: the
     canonical set among the free items, scanning from the highest index
     down; an item of the current optimal witness is left out iff the free
     items below it can still reach the target within the capacity left,
@@ -1176,14 +1177,45 @@ cdef class Workspace:
             self.pool.limit = 0
         return r, z, b
 
-    def count_path(self, ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, bint integral,
-                   double tol, xs_a, Py_ssize_t limit):
-        """``_count_path`` within ``limit`` states (0: no limit)."""
-        self.pool.limit = limit
-        try:
-            return _count_path(ws_a, vs_a, c, b, kmax, integral, tol, &self.pool, xs_a)
-        finally:
-            self.pool.limit = 0
+    @property
+    def limit(self):
+        return self.pool.limit
+
+    @limit.setter
+    def limit(self, Py_ssize_t states):
+        """Runs stop (RUN_OVER_BUDGET) once this many states were generated in
+        all (0: no limit)."""
+        self.pool.limit = states
+
+    def count_bound(self, const double[::1] ws, const double[::1] vs, double c, Py_ssize_t k, double hint):
+        """``_count_bound``: (the bound on every set of exactly k items within
+        c, its lam, its mu); ``hint``: a nearby lam, or <= 0."""
+        cdef Py_ssize_t n = ws.shape[0]
+        cdef double lam = 0, mu = 0, L
+        a_ = np.empty(n * sizeof(DI), dtype=np.uint8)
+        cand_ = np.empty(n, dtype=np.intp)
+        cdef uint8_t[::1] a = a_
+        cdef Py_ssize_t[::1] cand = cand_
+        with nogil:
+            L = _count_bound(&ws[0], &vs[0], n, c, k, hint, <DI*>&a[0], &cand[0], &lam, &mu, &self.pool)
+        if self.pool.stop:
+            _raise(INTERRUPTED, self.pool)
+        return L, lam, mu
+
+    def count_run(self, const double[::1] w, const double[::1] v, double c, double goal, bint integral,
+                  double tol, double lam, double mu, Py_ssize_t k, double kmax, uint8_t[::1] x):
+        """A count-mode optimise run (sets of exactly k items; items in
+        descending d = v - lam w - mu) that accepts sets worth ``goal``:
+        (RUN_FOUND or another result code, the best value), the set into ``x``."""
+        cdef Card card
+        cdef Py_ssize_t r, bb
+        cdef double z = 0
+        card.lam, card.mu, card.kfix, card.kmax, card.topv, card.ntop = lam, mu, k, kmax, NULL, 0
+        with nogil:
+            r = _core(&w[0], &v[0], w.shape[0], c, 0, goal, integral, tol, &self.pool, &card, &x[0], &z, &bb)
+        if r < 0 and r != OVER_BUDGET:
+            _raise(r, self.pool)
+        return r, z
 
     def canonical(self, wa, va_, order, free_idx, S_a, double j, double tgt,
                   double lam, d, bint integral, double tol, count, Py_ssize_t count_states,
@@ -1193,133 +1225,14 @@ cdef class Workspace:
                    &self.pool, &self.card, count, count_states, count_per_item, lines, stats)
 
 
-cdef object _count_path(ws_a, vs_a, double c, Py_ssize_t b, Py_ssize_t kmax, int integral,
-                        double tol, Pool* pool, xs_a):
-    """OPT by counts: for every item count k whose count bound can reach the
-    incumbent, one count-mode ``_core`` run over the items in descending order
-    of d_j = v_j - lam_k w_j - mu_k, starting from the LP's k items.
-
-    On almost strongly correlated items (v = w + R/10 +- R/500) the
-    weight-only bound is loose, but the optimum has one count and that
-    count's bound is tight (docs/sparse.md). The LP optimum has b + f items (b: break count), and the count bound is
-    concave in k, so the counts worth a run are an interval around b, b + 1;
-    scanning outwards stops at the first count whose bound is below the
-    incumbent. Runs accept ties, so a count either attains OPT (it is
-    returned, with its multipliers) or is proved below it.
-
-    ``xs_a`` (efficiency order) gets an optimal set. Returns (OPT, [(k, lam,
-    mu) for every count an optimal set can have]), or None when the runs
-    outgrow ``pool.limit`` states.
-    """
-    cdef Py_ssize_t n = ws_a.shape[0], k, q
-    cdef const double[::1] ws = ws_a, vs = vs_a
-    cdef DI* a = <DI*>malloc(n * sizeof(DI))
-    cdef Py_ssize_t* cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    cdef double sl
-    if a == NULL or cand == NULL:
-        free(a)
-        free(cand)
-        raise MemoryError("sparse: count bounds")
-    try:
-        cw = np.cumsum(ws_a)
-        x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
-        x0[:b] = 1
-        room = c - (float(cw[b - 1]) if b > 0 else 0.0)
-        for q in range(b, n):
-            if ws[q] <= room:
-                x0[q] = 1
-                room -= ws[q]
-        z = float(vs_a[x0.astype(bool)].sum())
-        xs_a[:] = x0
-        sl = ABS_SLACK + REL_CARD * float(vs_a.sum() + ws_a.sum() * (vs_a / ws_a).max())
-        found = {}   # k -> (best value of a k-set >= the cut, lam, mu)
-        bounds = {}
-
-        def bound(Py_ssize_t k):
-            cdef double lam_, mu_, hint
-            if k not in bounds:
-                if k < 1 or k > kmax:
-                    bounds[k] = (-INFINITY, 0.0, 0.0)
-                else:
-                    hint = next((t[1] for t in bounds.values() if t[1] > 0), vs[b] / ws[b] if b < n else 1.0)
-                    with nogil:
-                        L_ = _count_bound(&ws[0], &vs[0], n, c, k, hint, a, cand, &lam_, &mu_, pool)
-                    if pool.stop:
-                        _raise(INTERRUPTED, pool[0])
-                    bounds[k] = (L_, lam_, mu_)
-            return bounds[k]
-
-        def attempt(Py_ssize_t k):
-            # False when k's bound is below the cut (ties included): no k-set is optimal.
-            nonlocal z
-            cdef Card cd_
-            cdef Py_ssize_t r_
-            cdef double zk_, goal_
-            cdef uint8_t[::1] xk_
-            L_, lam_, mu_ = bound(k)
-            if L_ + sl < z - tol:
-                return False
-            d = vs_a - lam_ * ws_a - mu_
-            o = np.argsort(-d)
-            wk = np.ascontiguousarray(ws_a[o])
-            vk = np.ascontiguousarray(vs_a[o])
-            xk_a = np.zeros(n, dtype=np.uint8)
-            xk_ = xk_a
-            cd_.lam = lam_
-            cd_.mu = mu_
-            cd_.kfix = k
-            cd_.kmax = kmax
-            cd_.topv = NULL
-            cd_.ntop = 0
-            goal_ = z - 1.0 if integral else z - 2 * tol  # ties are found too
-            r_ = _count_run(wk, vk, c, goal_, integral, tol, pool, &cd_, xk_, &zk_)
-            if r_ == OVER_BUDGET:
-                raise _OverBudget
-            if r_ == 1 and zk_ >= z - tol:
-                found[k] = (zk_, lam_, mu_)
-                if zk_ > z:
-                    z = zk_
-                    xs_a[:] = 0
-                    xs_a[o[xk_a.astype(bool)]] = 1
-            return True
-
-        try:
-            first = sorted((b, b + 1), key=lambda k: -bound(k)[0])
-            down = up = False
-            for k in first:
-                ok = attempt(k)
-                if k == b:
-                    down = ok
-                else:
-                    up = ok
-            k = b - 1
-            while down and k >= 1 and attempt(k):
-                k -= 1
-            k = b + 2
-            while up and k <= kmax and attempt(k):
-                k += 1
-        except _OverBudget:
-            return None
-        cards = [(k, lam_mu[1], lam_mu[2]) for k, lam_mu in sorted(found.items()) if lam_mu[0] >= z - tol]
-        return z, cards
-    finally:
-        free(a)
-        free(cand)
-
-
-cdef Py_ssize_t _count_run(const double[::1] w, const double[::1] v, double c, double goal,
-                           int integral, double tol, Pool* pool, const Card* card,
-                           uint8_t[::1] x, double* z) except -9:
-    cdef Py_ssize_t r, bb
-    with nogil:
-        r = _core(&w[0], &v[0], w.shape[0], c, 0, goal, integral, tol, pool, card, &x[0], z, &bb)
-    if r < 0 and r != OVER_BUDGET:
-        _raise(r, pool[0])
-    return r
-
-
-class _OverBudget(Exception):
-    pass
+def greedy_fill(const double[::1] ws, Py_ssize_t b, double room, uint8_t[::1] x):
+    """The items from b on (efficiency order) that still fit ``room``, in
+    order, into ``x``: the greedy completion of the break solution."""
+    cdef Py_ssize_t q
+    for q in range(b, ws.shape[0]):
+        if ws[q] <= room:
+            x[q] = 1
+            room -= ws[q]
 
 
 cdef double _card_target(const Card* card, double base, double U) noexcept nogil:

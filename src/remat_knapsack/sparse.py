@@ -353,8 +353,9 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             # goes first, and the count path only when it outgrows that.
             r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES + _TRY_PER_ITEM * n)
         if b < n and (_FORCE_COUNT or r == _sparse.RUN_OVER_BUDGET):
-            limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
-            cards = work.count_path(ws, vs, c, b, int(kmax), integral, tol, xs, limit)
+            work.limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
+            cards = _count_path(work, ws, vs, c, b, int(kmax), integral, tol, xs)
+            work.limit = 0
         if cards is not None:
             z, cards = cards
         else:
@@ -388,6 +389,86 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         return work.stats(stats)
     finally:
         work.close()
+
+
+class _OverBudget(Exception):
+    """A count-mode run outgrew the count path's budget."""
+
+
+def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
+    """OPT by counts: for every item count k whose count bound can reach the
+    incumbent, one count-mode run over the items in descending order of
+    d_j = v_j - lam_k w_j - mu_k, starting from the LP's k items.
+
+    On almost strongly correlated items (v = w + R/10 +- R/500) the
+    weight-only bound is loose, but the optimum has one count and that
+    count's bound is tight (docs/sparse.md). The LP optimum has b + f items
+    (b: break count), and the count bound is concave in k, so the counts
+    worth a run are an interval around b, b + 1; scanning outwards stops at
+    the first count whose bound is below the incumbent. Runs accept ties, so
+    a count either attains OPT (it is returned, with its multipliers) or is
+    proved below it.
+
+    ``xs`` (efficiency order) gets an optimal set. Returns (OPT, [(k, lam,
+    mu) for every count an optimal set can have]), or None when the runs
+    outgrow ``work.limit`` states.
+    """
+    n = ws.shape[0]
+    x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
+    x0[:b] = 1
+    _sparse.greedy_fill(ws, b, c - (float(np.cumsum(ws)[b - 1]) if b > 0 else 0.0), x0)
+    z = float(vs[x0.astype(bool)].sum())
+    xs[:] = x0
+    sl = _TOL["abs_slack"] + _TOL["rel_card"] * float(vs.sum() + ws.sum() * (vs / ws).max())
+    found: dict[int, tuple[float, float, float]] = {}  # k -> (best value of a k-set >= the cut, lam, mu)
+    bounds: dict[int, tuple[float, float, float]] = {}
+
+    def bound(k):
+        if k not in bounds:
+            if k < 1 or k > kmax:
+                bounds[k] = (-math.inf, 0.0, 0.0)
+            else:
+                hint = next((t[1] for t in bounds.values() if t[1] > 0), float(vs[b] / ws[b]) if b < n else 1.0)
+                bounds[k] = work.count_bound(ws, vs, c, k, hint)
+        return bounds[k]
+
+    def attempt(k):
+        # False when k's bound is below the cut (ties included): no k-set is optimal.
+        nonlocal z
+        L, lam, mu = bound(k)
+        if L + sl < z - tol:
+            return False
+        o = np.argsort(-(vs - lam * ws - mu))
+        xk = np.zeros(n, dtype=np.uint8)
+        goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
+        r, zk = work.count_run(np.ascontiguousarray(ws[o]), np.ascontiguousarray(vs[o]), c, goal,
+                               integral, tol, lam, mu, k, kmax, xk)
+        if r == _sparse.RUN_OVER_BUDGET:
+            raise _OverBudget
+        if r == _sparse.RUN_FOUND and zk >= z - tol:
+            found[k] = (zk, lam, mu)
+            if zk > z:
+                z = zk
+                xs[:] = 0
+                xs[o[xk.astype(bool)]] = 1
+        return True
+
+    try:
+        up = down = False
+        for k in sorted((b, b + 1), key=lambda k: -bound(k)[0]):
+            if k == b:
+                down = attempt(k)
+            else:
+                up = attempt(k)
+        k = b - 1
+        while down and k >= 1 and attempt(k):
+            k -= 1
+        k = b + 2
+        while up and k <= kmax and attempt(k):
+            k += 1
+    except _OverBudget:
+        return None
+    return z, [(k, lam, mu) for k, (zk, lam, mu) in sorted(found.items()) if zk >= z - tol]
 
 
 def _multipliers(ws, vs, c, b, topv):

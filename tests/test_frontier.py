@@ -256,6 +256,9 @@ def test_the_three_passes_agree(k, kind):
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT delivery is POSIX-only")
 def test_ctrl_c_interrupts_a_long_frontier():
     inst = instances.paper(3000, 0)  # tens of seconds uninterrupted
+    # Python's own handler, even when this process was started with SIGINT
+    # ignored (a background job of a non-interactive shell, nohup).
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
@@ -264,6 +267,7 @@ def test_ctrl_c_interrupts_a_long_frontier():
     finally:
         timer.cancel()
         timer.join()
+        signal.signal(signal.SIGINT, old)
     # Raised from inside the pass, not after it ran to completion.
     # (a str, not a Path, when the .pyx is not found where Cython recorded it, as from a wheel)
     assert os.path.basename(str(info.traceback[-1].path)) == "_frontier.pyx"

@@ -22,7 +22,7 @@ SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
 
 SPARSE = """
 from remat_knapsack import instances, solve
-ins = instances.pisinger("circle", 1_000, R=1_000_000, seed=0)  # tens of seconds
+ins = instances.pisinger("circle", 10_000, R=1_000_000, seed=0)  # over 30 s (0.4 dev)
 print("ready", flush=True)
 solve(ins.memory, ins.runtimes, ins.max_memory, solver="sparse", scale=1)
 print("finished", flush=True)
@@ -42,9 +42,14 @@ print("finished", flush=True)
 """
 
 
+# The child installs Python's own handler first: a process started with SIGINT
+# ignored (a background job of a non-interactive shell, nohup) passes that on.
+PREAMBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
+
 def _interrupted(code: str) -> tuple[int, str, str]:
     env = {**os.environ, "PYTHONPATH": os.path.abspath(SRC) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+    child = subprocess.Popen([sys.executable, "-c", PREAMBLE + code], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert child.stdout.readline().strip() == "ready"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force
 
@@ -89,6 +89,7 @@ def test_grouped_real_weights_are_exact(case):
         )
     )
 )
+@example(([1.0, 4.0, 0.0010000000000000002], [1, 1, 1], 4.0, 1))  # weights beyond 2**63 for _run's gcd
 def test_reduction_after_an_over_budget_relaxation(case):
     # _reduced runs whenever the relaxation's set is over the exact budget;
     # call it directly with any shift (its restriction is exact for any s).

@@ -549,7 +549,7 @@ def _decided(w, v, c, lam, mu, k, rel, thr):
 def _run(w, v, c, integral, tol, max_states, detail):
     """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
-    if w.size:
+    if w.size and float(w.max()) < _EXACT:  # integers, exact in int64 too
         d = float(np.gcd.reduce(w.astype(np.int64)))
         if d > 1:  # every subset sum is a multiple of d (``_divide_gcd``)
             w, c = w / d, math.floor(c / d)

@@ -365,12 +365,13 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         t2 = time.perf_counter()
         S = np.zeros(n, dtype=np.uint8)
         S[order[xs.astype(bool)]] = 1
+        Sb = S.view(bool)  # the same optimal set, as a mask
         stats = {"opt_states": work.generated, "free": 0, "queries": 0,
                  "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards]}
         if b == n:
             sel[:] = S
             return work.stats(stats)
-        free_idx, fix1, d, lam = _reduce(w, v, c, ws, vs, b, z - tol, S, (lam_c, mu_c, work.kcount(z - tol)),
+        free_idx, fix1, d, lam = _reduce(w, v, c, ws, vs, b, z - tol, Sb, (lam_c, mu_c, work.kcount(z - tol)),
                                          cards)
         stats["free"] = nu = free_idx.shape[0]
         sel[:] = fix1
@@ -381,7 +382,6 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if len(cards) == 1:
             k, lamk, muk = cards[0]
             count = (k - int(fix1.sum()), lamk, muk)
-        Sb = S.astype(bool)
         work.canonical(w, v, order, free_idx, S, c - float(w[fix1].sum()),
                        float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
                        count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
@@ -416,7 +416,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     n = ws.shape[0]
     x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
     x0[:b] = 1
-    _sparse.greedy_fill(ws, b, c - (float(np.cumsum(ws)[b - 1]) if b > 0 else 0.0), x0)
+    _sparse.greedy_fill(ws, b, c - float(ws[:b].sum()), x0)  # exact: integer weights below 2**53
     z = float(vs[x0.astype(bool)].sum())
     xs[:] = x0
     sl = _TOL["abs_slack"] + _TOL["rel_card"] * float(vs.sum() + ws.sum() * (vs / ws).max())
@@ -508,14 +508,13 @@ def _multipliers(ws, vs, c, b, topv):
     return lam, mu, kmax, on_line
 
 
-def _reduce(w, v, c, ws, vs, b, thr, S, card, cards):
+def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     """Step 2: the items fixed in (out of) every set worth at least ``thr``,
     by the Lagrangian bound with the break item's efficiency, with the
     cardinality multipliers ``card`` = (lam, mu, k) and, from the count path,
-    every count an optimal set can have (``cards``). ``S``: an optimal set.
+    every count an optimal set can have (``cards``). ``Sb``: an optimal set (mask).
     Returns (the free items, the items fixed in, d = v - lam w, lam)."""
     lam = float(vs[b] / ws[b])
-    Sb = S.astype(bool)
     d, in1, out1 = _decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
     _, in2, out2 = _decided(w, v, c, *card, _TOL["rel_card"], thr)
     fix1 = (in1 | in2) & Sb

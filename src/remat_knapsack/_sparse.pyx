@@ -844,6 +844,49 @@ cdef int _pair(Run* r, Pool* pool, Pairs* pr, Py_ssize_t out, Py_ssize_t k,
     return 0
 
 
+cdef inline void _skip_fixed(Run* r) noexcept nogil:
+    """Reduce items as the core reaches them (Pisinger's minknap): the next
+    item to add, t, joins only if some set containing it can still reach
+    ``r.thr``, and the next to remove, s, leaves only if some set without it
+    can; the others keep their break-solution value and cost no step. The
+    test is Dembo and Hammer's bound around the break item b, P_b +- v_j +
+    (c - W_b -+ w_j) e_b, an upper bound of every set with item j flipped
+    (items before b are at least as efficient as b, those after at most).
+    ``r.thr`` only rises, so an item skipped stays skippable."""
+    cdef double eb = r.v[r.b] / r.w[r.b], room = r.c - r.wsum, base, term
+    while r.t < r.n:
+        base = r.psum + r.v[r.t]
+        term = (room - r.w[r.t]) * eb
+        if base + term + _slack(base, term) >= r.thr:
+            break
+        r.t += 1
+    while r.s >= 0:
+        base = r.psum - r.v[r.s]
+        term = (room + r.w[r.s]) * eb
+        if base + term + _slack(base, term) >= r.thr:
+            break
+        r.s -= 1
+
+
+cdef inline void _skip_fixed_count(Run* r) noexcept nogil:
+    """``_skip_fixed`` in count mode (sets of exactly kf items, items in
+    descending order of d = v - lam w - mu, the start state the first kf):
+    with item j flipped, the best kf items sum at most D[kf - 1] + d_t (t
+    joins, the worst of the first kf leaves) or D[kf] - d_s + d_kf (s leaves,
+    the best item after them joins), and every such set is worth at most
+    lam c + mu kf plus that."""
+    cdef Py_ssize_t kf = <Py_ssize_t>r.kf
+    cdef const double* D = r.D
+    if kf == 0:
+        r.t = r.n  # no item joins a set of no items
+    while r.t < r.n and r.lcmk + D[kf - 1] + (D[r.t + 1] - D[r.t]) + r.sl2 < r.thr:
+        r.t += 1
+    if kf >= r.n:
+        r.s = -1  # every item is in every set of kf items
+    while r.s >= 0 and r.lcmk + D[kf] - (D[r.s + 1] - D[r.s]) + (D[kf + 1] - D[kf]) + r.sl2 < r.thr:
+        r.s -= 1
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
@@ -895,7 +938,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             pool.V[m] = 0
         r.s = r.b - 1
         r.t = r.b
-    while res == GO_ON and cnt > 0 and (r.s >= 0 or r.t < n) and not r.found:
+    while res == GO_ON and cnt > 0 and not r.found:
+        if r.cm:
+            _skip_fixed_count(&r)
+        else:
+            _skip_fixed(&r)
+        if r.s < 0 and r.t >= n:
+            break
         # One step: item t joins (dw > 0) or item s leaves (dw < 0).
         if r.t < n and (k % 2 == 0 or r.s < 0):
             m = r.t

@@ -300,13 +300,19 @@ def _value_tolerance(v: np.ndarray) -> float:
 # Count-structured items off a line: ``optimum`` goes first, within this many
 # states plus this many per item; then the count path (``count_path``), which
 # gives up, and ``optimum`` takes over unbounded, after its own budget.
-_TRY_STATES = 5_000
-_TRY_PER_ITEM = 5
+_TRY_STATES = 1_000
+_TRY_PER_ITEM = 0
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
 
 _TOL = _sparse.TOLERANCES
+# The line of the cardinality multipliers is fitted to max(32, n / _FIT_DIV)
+# items either side of the break: around it the weights of count-structured
+# items span little (efficiency follows weight), and a narrow span fits the
+# slope to the noise (almost strongly correlated items, n = 10^5: mu fell to 0
+# and the count bound with it; docs/sparse.md).
+_FIT_DIV = 128
 
 
 def _configure_count_path(force: bool, states: int, per_item: int) -> tuple[bool, int, int]:
@@ -474,8 +480,9 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 def _multipliers(ws, vs, c, b, topv):
     """Multipliers of the cardinality bound, from the items around the break.
 
-    The items near the break item (efficiency order ``ws``, ``vs``) are
-    fitted by a line v = lam w + mu; for strongly correlated classes
+    The items near the break item (efficiency order ``ws``, ``vs``; 32 or
+    n / ``_FIT_DIV`` either side, whichever is more) are fitted by a line
+    v = lam w + mu; for strongly correlated classes
     (v = w + R/10, w = v + R/10, ...) that is the exact relation, and the
     bound then counts items instead of weight. Given lam, mu is the best value
     for it: the k-th largest reduced profit v - lam w, with k = kmax (mu >= 0)
@@ -487,8 +494,9 @@ def _multipliers(ws, vs, c, b, topv):
     if b >= n or n < 4:
         return 0.0, 0.0, float(n), False
     kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
-    xw = ws[max(0, b - 32):min(n, b + 33)]
-    yv = vs[max(0, b - 32):min(n, b + 33)]
+    h = max(32, n // _FIT_DIV)
+    xw = ws[max(0, b - h):min(n, b + h + 1)]
+    yv = vs[max(0, b - h):min(n, b + h + 1)]
     vx = float(np.var(xw))
     if vx <= 0:
         return 0.0, 0.0, kmax, False

@@ -545,3 +545,15 @@ def test_exact_canonical_fallback_is_dp(seed):
         want = solve(g, v, cap, scale=1, solver="dp").saved
         got = _exact_canonical(g, v, cap, 0.0, 10**6, "test").tolist()
         assert got == want, (g, v, cap)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_core_skips_items_that_cannot_improve(seed):
+    # minknap's item test: an item whose Dembo-Hammer bound (with it flipped)
+    # cannot beat the incumbent costs no core step. Without the test the
+    # first run steps through 185-939 items on these instances; with it, 10-23.
+    inst = instances.pisinger("uncorrelated", 2000, R=1000, seed=seed)
+    s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    assert (s.value, s.saved) == (ref.value, ref.saved)
+    assert s.stats["opt_steps"] < 100

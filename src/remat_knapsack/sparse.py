@@ -48,6 +48,11 @@ GIL released):
    Divisibility: integer values and weights are divided by their greatest
    common divisor first (``_divide_gcd``), so the integer rounding of the
    bounds sees that a better set of profit ceiling items is worth d more.
+   Items are reduced as the core reaches them (minknap's item test): an
+   item joins (or leaves) only if Dembo and Hammer's bound with it flipped,
+   P_b +- v_j + (c - W_b -+ w_j) e_b, still reaches the incumbent (in count
+   mode: the best k items with it flipped); otherwise it keeps its break
+   value and costs no step.
    Each state keeps the decisions of its last 64 core steps; when the optimum
    needs older ones, the known items are fixed and a *decide* run (goal: reach
    the now-known value) recovers the rest, Pisinger's own device. Memory is
@@ -57,7 +62,7 @@ GIL released):
    multiplier mu is not 0) but do not lie on a line, as almost strongly
    correlated items (v = w + R/10 +- R/500) or similar weights, the bounds
    above stay loose and the run can keep very many states. When that run
-   outgrows 5,000 + 5 n states, OPT is found count by count instead,
+   outgrows 1,000 states, OPT is found count by count instead,
    with the cardinality bounds of Martello, Pisinger and Toth ("Dynamic
    programming and strong bounds for the 0-1 knapsack problem", Management
    Science 45, 1999). For a count k,
@@ -90,9 +95,11 @@ GIL released):
    free items, from the top down: an item not in the current optimal witness
    is left out at no cost; an item in it is kept when O(1) bounds (value sum
    and Lagrangian bound of the free items below it) show the target cannot be
-   reached without it; otherwise a *decide* run on the free items below it
-   either finds a new witness without it (left out) or proves it is needed
-   (a 512-state heuristic run is tried first). Knowing OPT makes these runs
+   reached without it; then the greedy set of the free items below it (one
+   pass) may reach the target (left out, the new witness); otherwise a
+   *decide* run on the free items below it either finds a new witness
+   without it (left out) or proves it is needed (a 512-state heuristic run
+   is tried first). Knowing OPT makes these runs
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count

@@ -285,7 +285,6 @@ def test_almost_strongly_takes_count_path(seed, monkeypatch):
     # once the plain run outgrows its try budget (here one state, so that the
     # count path runs on every seed; most instances this small need no more).
     monkeypatch.setattr(sparse, "_TRY_STATES", 1)
-    monkeypatch.setattr(sparse, "_TRY_PER_ITEM", 0)
     inst = instances.pisinger("almost_strongly", 300, R=1000, seed=seed)
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
     s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)

@@ -304,11 +304,11 @@ def _value_tolerance(v: np.ndarray) -> float:
     return min(VALUE_TOL, v.size * 2.0**-52) * float(v.sum())
 
 
-# Count-structured items off a line: ``optimum`` goes first, within this many
-# states plus this many per item; then the count path (``count_path``), which
-# gives up, and ``optimum`` takes over unbounded, after its own budget.
+# Count-structured items off a line: ``optimum`` goes first, within
+# _TRY_STATES states; then the count path (``_count_path``), which gives up
+# after its own budget (_COUNT_STATES plus _COUNT_PER_ITEM per item), and
+# ``optimum`` takes over unbounded.
 _TRY_STATES = 1_000
-_TRY_PER_ITEM = 0
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
@@ -362,9 +362,9 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if b < n and not _FORCE_COUNT and mu_c != 0 and not on_line:
             # Count-structured but not on a line: the count bound of
             # ``optimum`` can be loose. It still solves most such instances
-            # (small ones, similar weights) in a few states per item, so it
+            # (small ones, similar weights) in few states, so it
             # goes first, and the count path only when it outgrows that.
-            r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES + _TRY_PER_ITEM * n)
+            r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES)
         if b < n and (_FORCE_COUNT or r == _sparse.RUN_OVER_BUDGET):
             work.limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
             cards = _count_path(work, ws, vs, c, b, int(kmax), integral, tol, xs)

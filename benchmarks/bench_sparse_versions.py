@@ -1,5 +1,6 @@
 """Two builds of remat-knapsack side by side: ``sparse`` on every Pisinger class
-(n=10,000, seeds 0-2) and on paper-like n=100 instances.
+(n=10,000, seeds 0-2) and on paper-like n=100 instances, or on the families,
+n, R and seeds given.
 
 Usage::
 
@@ -7,6 +8,8 @@ Usage::
     (cd /tmp/before && python setup.py build_ext --inplace)
     python benchmarks/bench_sparse_versions.py --before /tmp/before/src --after src \
         --skip-before almost_strongly/0 almost_strongly/1 almost_strongly/2 similar_weights/1
+    python benchmarks/bench_sparse_versions.py --before /tmp/before/src --after src \
+        --families strongly inverse_strongly --n 100000 --R 10000 1000000 --seeds 0 1
 
 Each build runs in its own subprocess, alternating, ``--rounds`` times. A
 cell is the median of those rounds, and each round's time is the median of
@@ -27,28 +30,34 @@ import json, statistics, sys, time
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from remat_knapsack import instances, solve
+DEFAULT = list(instances.CLASSES) + ["paper"]
 skip, repeat = set(json.loads(sys.argv[2])), int(sys.argv[3])
+families, ns, Rs, seeds = json.loads(sys.argv[4])
 out = {}
-for cls in list(instances.CLASSES) + ["paper"]:
-    for seed in (0, 1, 2):
-        key = f"{cls}/{seed}"
-        if key in skip:
-            continue
-        ins = instances.paper(100, seed) if cls == "paper" else instances.pisinger(cls, 10000, seed=seed)
-        kw = {} if cls == "paper" else {"scale": 1}
-        w, v = np.array(ins.memory, float), np.array(ins.runtimes, float)
-        ts = []
-        for _ in range(repeat):
-            t = time.perf_counter()
-            s = solve(w, v, ins.max_memory, solver="sparse", **kw)
-            ts.append(time.perf_counter() - t)
-        out[key] = [statistics.median(ts), s.value, s.saved]
+for cls in families:
+    for n in ns:
+        for R in Rs:
+            for seed in seeds:
+                key = f"{cls}/{seed}" if families == DEFAULT else f"{cls}/n={n}/R={R}/{seed}"
+                if key in skip:
+                    continue
+                if cls == "paper":
+                    ins, kw = instances.paper(100 if families == DEFAULT else n, seed), {}
+                else:
+                    ins, kw = instances.pisinger(cls, n, R, seed=seed), {"scale": 1}
+                w, v = np.array(ins.memory, float), np.array(ins.runtimes, float)
+                ts = []
+                for _ in range(repeat):
+                    t = time.perf_counter()
+                    s = solve(w, v, ins.max_memory, solver="sparse", **kw)
+                    ts.append(time.perf_counter() - t)
+                out[key] = [statistics.median(ts), s.value, s.saved]
 print(json.dumps(out))
 """
 
 
-def run(src: str, skip: list[str], repeat: int) -> dict:
-    r = subprocess.run([sys.executable, "-c", CHILD, src, json.dumps(skip), str(repeat)],
+def run(src: str, skip: list[str], repeat: int, grid: list) -> dict:
+    r = subprocess.run([sys.executable, "-c", CHILD, src, json.dumps(skip), str(repeat), json.dumps(grid)],
                        capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 
@@ -60,11 +69,19 @@ def main() -> None:
     p.add_argument("--skip-before", nargs="*", default=[])
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--families", nargs="*", help="default: the 7 classic classes and paper")
+    p.add_argument("--n", nargs="*", type=int, default=[10_000])
+    p.add_argument("--R", nargs="*", type=int, default=[10_000])
+    p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     a = p.parse_args()
+    from remat_knapsack import instances
+
+    families = a.families or list(instances.CLASSES) + ["paper"]
+    grid = [families, a.n, a.R, a.seeds]
     before, after = [], []
     for _ in range(a.rounds):
-        before.append(run(a.before, a.skip_before, a.repeat))
-        after.append(run(a.after, [], a.repeat))
+        before.append(run(a.before, a.skip_before, a.repeat, grid))
+        after.append(run(a.after, [], a.repeat, grid))
     print("| instance | before | after | after / before | same value and set |")
     print("|---|---|---|---|---|")
     for key in after[0]:

@@ -50,6 +50,7 @@ from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
 from ._radix cimport sort_ascending
+from ._select cimport group_ids, lightest_count
 from ._realloc cimport grow
 
 from ._lines import Below
@@ -1151,6 +1152,22 @@ def _sort_ascending_py(const double[::1] x):
     return out
 
 
+def _group_ids_py(const double[::1] w, const double[::1] v):
+    """For tests: ``_select.group_ids`` (the canonical pass's identical items)."""
+    return _identical_groups(w, v)
+
+
+def lightest_count_py(const double[::1] w, double c):
+    """``_select.lightest_count``: how many of the lightest items of ``w``
+    (integers > 0 totalling below 2**53) fit within ``c``."""
+    cdef Py_ssize_t k = 0
+    if w.shape[0]:
+        k = lightest_count(&w[0], w.shape[0], c)
+    if k < 0:
+        raise MemoryError("sparse: counting the lightest items")
+    return k
+
+
 #: Bytes per state slot (two buffers of weight, value, decision history, item count).
 STATE_BYTES = 2 * (8 + 8 + 8 * VW + 4)
 
@@ -1559,24 +1576,26 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return KEEP
 
 
-cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
+cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint by_value):
     """For the canonical pass, given the free items by weight (ascending,
     ``by_w_a``) and by value (descending, ``by_v_a``): their
     1-based positions in both orders, Fenwick
-    trees (count, sum) over both orders holding every item, and prefix sums
+    trees (count, sum) over both orders holding every item (the value tree
+    only ``by_value``, else left empty), and prefix sums
     of max(0, d) and |d| for d = v - lam w - mu (index order)."""
     cdef Py_ssize_t nu = fw_a.shape[0], i, q
     w_pos_a = np.empty(nu, dtype=np.intp)
     w_pos_a[by_w_a] = np.arange(1, nu + 1)
     v_pos_a = np.empty(nu, dtype=np.intp)
-    v_pos_a[by_v_a] = np.arange(1, nu + 1)
     fen = np.zeros((4, nu + 1))
     fen[0, w_pos_a] = 1.0
     fen[1, w_pos_a] = fw_a
-    fen[2, v_pos_a] = 1.0
-    fen[3, v_pos_a] = fv_a
+    if by_value:
+        v_pos_a[by_v_a] = np.arange(1, nu + 1)
+        fen[2, v_pos_a] = 1.0
+        fen[3, v_pos_a] = fv_a
     cdef double[:, ::1] f = fen
-    for i in range(4):  # in place, O(n): each node adds itself to its parent
+    for i in range(4 if by_value else 2):  # in place, O(n): each node adds itself to its parent
         for q in range(1, nu + 1):
             if q + (q & -q) <= nu:
                 f[i, q + (q & -q)] += f[i, q]
@@ -1587,33 +1606,14 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
 cdef Py_ssize_t GROUP_FROM = 64
 
 
-cdef _identical_groups(fw, fv, bint integral):
-    """Group ids of the items: equal exactly when weight and value are.
-    Integer weights and values whose pair key w (max v + 1) + v is exact in
-    float64 take one sort of that key; others two ``np.unique`` calls."""
-    if integral:
-        top = float(fv.max()) + 1
-        if (float(fw.max()) + 1) * top < EXACT:
-            return _labels(fw * top + fv)
-    _, g = np.unique(fw, return_inverse=True)
-    g = g.astype(np.intp).ravel()
-    first = np.zeros(g.shape[0] and int(g.max()) + 1)
-    first[g] = fv
-    if np.array_equal(first[g], fv):  # the value follows the weight (the usual case)
-        return g
-    return np.unique(fw + 1j * fv, return_inverse=True)[1].astype(np.intp).ravel()
-
-
-cdef _labels(key):
-    """Group ids 0, 1, ... of equal keys (one sort, ties in any order)."""
-    order = np.argsort(key)
-    ks = key[order]
-    n = key.shape[0]
-    new = np.empty(n, dtype=np.intp)
-    new[:1] = 0
-    np.not_equal(ks[1:], ks[: n - 1], out=new[1:], casting="unsafe")
-    g = np.empty_like(new)
-    g[order] = np.cumsum(new)
+cdef _identical_groups(const double[::1] fw, const double[::1] fv):
+    """Group ids of the items: equal exactly when weight and value are
+    (``_select.group_ids``, hashing: O(n) expected)."""
+    cdef Py_ssize_t n = fw.shape[0]
+    g = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] out = g
+    if n and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
+        raise MemoryError("sparse: grouping identical items")
     return g
 
 
@@ -1769,7 +1769,8 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
             return INTERRUPTED
         if s.counts:  # the trees hold the items below k
             fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
-            fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
+            if s.qcard.mu < 0:  # the value tree is read for kmin only
+                fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
         if not s.Sf[k]:
             continue
         s.wdone += 1
@@ -1837,7 +1838,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # k without k.) So a group of identical items costs one query, not one
     # per copy; the copies kept are the lowest-indexed ones.
     # (not worth its set-up below GROUP_FROM free items: each is its own group)
-    grp_a = _identical_groups(fw_a, fv_a, integral) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    grp_a = _identical_groups(fw_a, fv_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     if nu >= GROUP_FROM:
         _lowest_copies(Sf_a, grp_a)
@@ -1847,9 +1848,10 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # (not worth their set-up for a few hundred items: then each run sorts)
     s.counts = s.qcard.mu != 0 and nu >= 256
     if s.counts:
-        by_v_a = np.argsort(-fv_a)  # ties in any order: only sums and counts are read
+        # descending values, ties in any order: only sums and counts are read
+        by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
         w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a,
-                                                                s.qcard.lam, s.qcard.mu)
+                                                                s.qcard.lam, s.qcard.mu, s.qcard.mu < 0)
     else:
         by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
         fen = np.zeros((4, 1))

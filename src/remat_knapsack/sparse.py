@@ -398,6 +398,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         work.canonical(w, v, order, free_idx, S, c - float(w[fix1].sum()),
                        float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
                        count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
+        stats["t_canon"] = time.perf_counter() - t2 - stats["t_reduce"]
         sel[free_idx] = S[free_idx]
         return work.stats(stats)
     finally:
@@ -500,7 +501,7 @@ def _multipliers(ws, vs, c, b, topv):
     n = ws.shape[0]
     if b >= n or n < 4:
         return 0.0, 0.0, float(n), False
-    kmax = float(np.searchsorted(np.cumsum(np.sort(ws)), c, side="right"))
+    kmax = float(_sparse.lightest_count_py(ws, c))  # the most items any set holds
     h = max(32, n // _FIT_DIV)
     xw = ws[max(0, b - h):min(n, b + h + 1)]
     yv = vs[max(0, b - h):min(n, b + h + 1)]

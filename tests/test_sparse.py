@@ -556,3 +556,65 @@ def test_core_skips_items_that_cannot_improve(seed):
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
     assert (s.value, s.saved) == (ref.value, ref.saved)
     assert s.stats["opt_steps"] < 100
+
+
+# The canonical pass's prefix probe (``_sparse._prefix_probe``): a decide run on
+# the shortest prefix the bounds allow, which leaves out every witness item
+# above it at once. Forced on (gap 1) it runs on small instances too.
+
+
+@contextlib.contextmanager
+def _probe(gap, states=4096, per_item=8):
+    old = _sparse._configure_probe(gap, states, per_item)
+    try:
+        yield
+    finally:
+        _sparse._configure_probe(*old)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+@pytest.mark.parametrize("budget", [(4096, 8), (1, 0)])  # (1, 0): most probes run over budget
+def test_prefix_probe_brute_force(budget, case):
+    w, v, cap = case
+    val, saved = brute_force(w, v, cap)
+    with _probe(1, *budget):
+        s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_prefix_probe_against_dp(seed):
+    import random
+
+    from remat_knapsack.instances import CLASSES, HARD_CLASSES, pisinger
+
+    rng = random.Random(900 + seed)
+    probed = 0
+    for _ in range(150):
+        cls, n, R = rng.choice(CLASSES + HARD_CLASSES), rng.randint(5, 80), rng.choice([10, 100, 1000])
+        inst = pisinger(cls, n, R, rng.randrange(10**6))
+        w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+        c = float(rng.randint(0, int(sum(w))))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        with _probe(1):
+            got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (cls, w, v, c)
+        probed += got.stats.get("probes_found", 0)
+    assert probed > 0  # the probe answered, so the path above was taken
+
+
+def test_prefix_probe_skips_the_chain_on_subset_sum():
+    # Subset sum n=10^4: the top-down pass asked a decide run per witness item
+    # of a chain of a dozen; one probe on the shortest prefix replaces them.
+    from remat_knapsack.instances import pisinger
+
+    inst = pisinger("subset_sum", 10_000, 10_000, 0)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    with _probe(1 << 40):  # never
+        off = solve(*args, scale=1, solver="sparse")
+    on = solve(*args, scale=1, solver="sparse")
+    assert (on.value, on.saved) == (off.value, off.saved)
+    assert off.stats["probes"] == 0
+    assert on.stats["probes_found"] >= 1
+    assert on.stats["queries"] < off.stats["queries"]

@@ -1442,6 +1442,9 @@ cdef struct Scan:
     Py_ssize_t no_runs          # those that proved an item needed
     Py_ssize_t no_states        # ... and their states
     Py_ssize_t wdone            # witness items passed
+    Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
+    Py_ssize_t probes_found     # ... that found a set there
+    bint probe_off              # one failed since the last item kept: no more until the next
     Py_ssize_t fwd_next         # proof states at which to try the forward DP next
     Py_ssize_t fwd_work
     Py_ssize_t fwd_tries
@@ -1701,6 +1704,76 @@ cdef Py_ssize_t _try_forward(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return SCAN_DONE
 
 
+# A prefix probe (``_prefix_probe``) is tried when the shortest prefix the bounds allow
+# lies at least PROBE_GAP items below the witness item, within a budget of
+# PROBE_STATES states plus PROBE_PER_ITEM per item of that prefix.
+cdef Py_ssize_t PROBE_GAP = 16
+cdef Py_ssize_t PROBE_STATES = 4096
+cdef Py_ssize_t PROBE_PER_ITEM = 8
+
+
+def _configure_probe(Py_ssize_t gap, Py_ssize_t states, Py_ssize_t per_item):
+    """Test knob: the prefix probe's gap and budget (``PROBE_GAP``,
+    ``PROBE_STATES``, ``PROBE_PER_ITEM``). Returns the old ones."""
+    global PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM
+    old = (PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM)
+    PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM = gap, states, per_item
+    return old
+
+
+cdef Py_ssize_t _shortest_prefix(const Scan* s, Py_ssize_t k) noexcept nogil:
+    """The least p <= k such that the value sum and the Lagrangian bound
+    (multiplier s.lam) of the free items 0..p-1 both reach the target: no
+    shorter prefix holds a set that does. Both grow with p: bisection."""
+    cdef Py_ssize_t lo = 0, hi = k, mid
+    cdef double goal
+    while lo < hi:
+        mid = (lo + hi) // 2
+        goal = s.tgt - s.tol - (ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[mid]))
+        if s.pre_v[mid] >= goal and s.lam * s.j + s.pre_d[mid] >= goal:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Before a decide run on the free items below witness item k: the same
+    question on the shortest prefix p the bounds allow (``_shortest_prefix``),
+    within a state budget. A set below p that reaches the target lies below
+    every item from k down to p, and the target does not change while items
+    are left out, so all of them are left out at once, where the top-down
+    pass would ask a decide run for each witness item among them (subset sum
+    n=10^4: a chain of a dozen). Returns LEAVE_OUT (s.Sf is the new witness),
+    0 (no answer: over budget, or no such set) or a negative code. After a
+    0 no probe runs until the pass keeps an item. Not in count mode (its
+    runs need sets of exactly s.kneed items)."""
+    cdef Py_ssize_t p, nsub, r, q
+    if s.cm or s.probe_off:
+        return 0
+    p = _shortest_prefix(s, k)
+    if k - p < PROBE_GAP:
+        return 0
+    s.probes += 1
+    if _tick(pool, s.nu):  # the gather
+        return INTERRUPTED
+    nsub = _gather(s, s.eff_rank, p)
+    pool.limit = pool.generated + PROBE_STATES + PROBE_PER_ITEM * nsub
+    r = _decide(s, pool, nsub, p)
+    pool.limit = 0
+    if r == OVER_BUDGET or r == NOT_FOUND:
+        s.probe_off = 1
+        return 0
+    if r < 0:
+        return r
+    for q in range(p, k + 1):
+        s.Sf[q] = 0
+    for q in range(nsub):
+        s.Sf[s.sr[q]] = s.sx[q]
+    s.probes_found += 1
+    return LEAVE_OUT
+
+
 cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     """The greedy set of the free items below k (efficiency order, every item
     that still fits within s.j), when it reaches the target: LEAVE_OUT with
@@ -1753,6 +1826,9 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogi
             return KEEP
     if _greedy_below(s, k) == LEAVE_OUT:
         return LEAVE_OUT
+    r = _prefix_probe(s, pool, k)
+    if r != 0:
+        return r
     if s.no_states >= s.fwd_next:
         r = _try_forward(s, pool, k)
         if r != 0:
@@ -1780,6 +1856,7 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
         if r == SCAN_DONE:
             return 0
         if r == KEEP:  # in every optimal set that agrees with the choices above it
+            s.probe_off = 0
             s.j -= s.fw[k]
             s.tgt -= s.fv[k]
             s.kneed -= 1
@@ -1882,6 +1959,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = s.queries
+    stats["probes"] = s.probes
+    stats["probes_found"] = s.probes_found
     stats["queries_no"] = s.no_runs
     stats["queries_no_states"] = s.no_states
     stats["forward"] = int(s.fwd_done)

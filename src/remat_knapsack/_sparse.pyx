@@ -1442,6 +1442,8 @@ cdef struct Scan:
     Py_ssize_t no_runs          # those that proved an item needed
     Py_ssize_t no_states        # ... and their states
     Py_ssize_t wdone            # witness items passed
+    Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
+    Py_ssize_t greedy_found     # ... that reached the target
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
     Py_ssize_t probes_found     # ... that found a set there
     bint probe_off              # one failed since the last item kept: no more until the next
@@ -1782,6 +1784,7 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     strongly correlated, n=10^5) that run's greedy start is its answer."""
     cdef Py_ssize_t q, m
     cdef double room = s.j, val = 0
+    s.greedy_tries += 1
     for q in range(s.nu):
         m = s.eff_rank[q]
         if m < k and s.fw[m] <= room:
@@ -1789,6 +1792,7 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
             val += s.fv[m]
     if val < s.tgt - s.tol:
         return 0
+    s.greedy_found += 1
     room = s.j
     for q in range(s.nu):
         m = s.eff_rank[q]
@@ -1959,6 +1963,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     if r < 0:
         _raise(r, pool[0])
     stats["queries"] = s.queries
+    stats["witness_items"] = s.wdone
+    stats["greedy_tries"] = s.greedy_tries
+    stats["greedy_found"] = s.greedy_found
     stats["probes"] = s.probes
     stats["probes_found"] = s.probes_found
     stats["queries_no"] = s.no_runs

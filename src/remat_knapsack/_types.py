@@ -58,6 +58,7 @@ import math
 
 import numpy as np
 
+from ._front import LIMB, merge  # one DP step, compiled: a piece merged into a front
 from ._grid import floor_grid
 
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
@@ -72,10 +73,10 @@ MIN_COPIES = 32
 #: graphs stay far below (captured n=10^4: 71 states); subset-sum-like types
 #: would not (the kernel stops at a full knapsack, this DP does not).
 MAX_STATES = 1 << 17
-#: Limb width: a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
-LIMB = 61
+# Limb width (``_front.LIMB``, 61): a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 _MASK = (1 << LIMB) - 1
-#: Totals at or above this go to the item kernel (``_merge`` needs W < 2**104).
+#: Totals at or above this go to the item kernel (two limbs, and the float
+#: estimates of ``_fill`` and ``_lp_vec``, are for W < 2**104).
 _MAX_TOTAL = 1 << 104
 _LIMB_F = float(1 << LIMB)
 #: Relative slack on float bounds: a state is pruned only when its bound,
@@ -466,7 +467,7 @@ class _Grouped:
             if i:
                 t, q = pieces[i - 1]
                 w = q * self.G[t]
-                h, lo, V, parent, took = _merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
+                h, lo, V, parent, took = merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
                 steps.append((parent, took))
                 left[t] -= q
             if near and last in near:
@@ -524,49 +525,6 @@ class _Grouped:
         k = np.searchsorted(cw, R, side="right") - 1
         k = np.minimum(k, len(ts))
         return cv[k] + np.maximum(R - cw[k], 0.0) * eff[k]
-
-
-def _merge(h, lo, V, ph: int, pl: int, pv: float, Jh: int, Jl: int):
-    """One piece (exact weight ph * 2**LIMB + pl, value pv) merged into a
-    Pareto front sorted by weight: the new front, and for each of its states
-    its parent in the old front and whether it took the piece.
-
-    Exact order with float keys: K = hi * 2**LIMB + fl(lo) (float64) is
-    non-decreasing in the exact weight W (rounding is monotone and fl(lo) <=
-    2**LIMB) and within one unit in its last place of W, so r = W - K is an
-    integer of magnitude below 2**53 (W < 2**104), exact in float64, and W
-    orders as the pair (K, r): one stable sort of the complex numbers K + r i
-    (numpy orders them by real, then imaginary part). States of equal weight
-    then stand in merge order (the state without the piece first); the
-    Pareto pass keeps the last of them that raises the value, which is the
-    first state of the largest value.
-    """
-    h2, l2 = h + ph, lo + pl
-    h2 += l2 >> LIMB
-    l2 &= _MASK
-    fit = np.flatnonzero((h2 < Jh) | ((h2 == Jh) & (l2 <= Jl)))
-    n = V.size
-    parent = np.concatenate((np.arange(n), fit))
-    took = np.zeros(n + fit.size, dtype=bool)
-    took[n:] = True
-    if fit.size == 0:
-        return h, lo, V, parent, took
-    H = np.concatenate((h, h2[fit]))
-    L = np.concatenate((lo, l2[fit]))
-    P = np.concatenate((V, V[fit] + pv))
-    key = H.astype(np.float64) * _LIMB_F + L.astype(np.float64)
-    kh = np.floor(key / _LIMB_F)
-    r = (H - kh.astype(np.int64)) * (1 << LIMB) + (L - (key - kh * _LIMB_F).astype(np.int64))
-    order = np.argsort(key + 1j * r.astype(np.float64), kind="stable")
-    H, L, P, parent, took, key, r = (x[order] for x in (H, L, P, parent, took, key, r))
-    keep = np.empty(P.size, dtype=bool)
-    keep[0] = True
-    keep[1:] = P[1:] > np.maximum.accumulate(P)[:-1]
-    at = np.flatnonzero(keep)
-    same = (key[at[1:]] == key[at[:-1]]) & (r[at[1:]] == r[at[:-1]])
-    if same.any():  # a heavier-valued state of equal weight follows: drop this one
-        keep[at[:-1][same]] = False
-    return H[keep], L[keep], P[keep], parent[keep], took[keep]
 
 
 def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:

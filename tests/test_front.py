@@ -1,11 +1,13 @@
-"""``_front.merge``, the grouped solver's compiled DP step, against the numpy
-merge it replaced (a stable sort of both lists, then the Pareto filter)."""
+"""``_front``, the grouped solver's compiled DP steps, against what they
+replaced: ``merge`` against a sorted merge (a stable sort of both lists, then
+the Pareto filter), ``lp_keep`` against the numpy bound, ``fill_one_limb``
+against Python's integer division."""
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack._front import LIMB, merge
+from remat_knapsack._front import LIMB, fill_one_limb, lp_keep, merge
 
 MASK = (1 << LIMB) - 1
 
@@ -59,3 +61,34 @@ def test_merge_of_an_empty_front():
     e = np.zeros(0, dtype=np.int64)
     H, L, P, parent, took = merge(e, e, np.zeros(0), 0, 1, 1.0, 0, 5)
     assert H.size == L.size == P.size == parent.size == took.size == 0
+
+
+def _numpy_lp_keep(h, lo, V, Jh, Jl, cw, cv, eff, thr):
+    # the numpy expression lp_keep replaced (``_types._dp``'s Dantzig bound)
+    R = (Jh - h).astype(np.float64) * float(1 << LIMB) + (Jl - lo).astype(np.float64)
+    k = np.minimum(np.searchsorted(cw, R, side="right") - 1, len(cw) - 1)
+    return V + cv[k] + np.maximum(R - cw[k], 0.0) * eff[k] >= thr
+
+
+@settings(max_examples=300, deadline=None)
+@given(fronts(), st.lists(st.tuples(st.integers(1, 1 << 66), st.integers(1, 50)), max_size=6), st.floats(-5, 400))
+def test_lp_keep_is_the_numpy_bound(case, types, thr):
+    ws, V, _, _, J = case
+    ws = [x for x in ws if x <= J] or [0]
+    V = V[: len(ws)]
+    h = np.array([x >> LIMB for x in ws], dtype=np.int64)
+    lo = np.array([x & MASK for x in ws], dtype=np.int64)
+    types = sorted(types, key=lambda t: -t[1] / t[0])  # efficiency order
+    cw = np.concatenate(([0.0], np.cumsum([float(g) for g, _ in types])))
+    cv = np.concatenate(([0.0], np.cumsum([float(p) for _, p in types])))
+    eff = np.array([p / g for g, p in types] + [0.0])
+    args = (h, lo, V, J >> LIMB, J & MASK, cw, cv, eff, thr)
+    assert np.array_equal(lp_keep(*args), _numpy_lp_keep(*args))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, (1 << 61) - 1), min_size=1, max_size=40), st.integers(1, 1 << 40), st.integers(0, 99))
+def test_fill_one_limb_is_integer_division(ws, g, most):
+    J = max(ws)
+    lo = np.array(ws, dtype=np.int64)
+    assert fill_one_limb(lo, J, g, most).tolist() == [min(most, (J - x) // g) for x in ws]

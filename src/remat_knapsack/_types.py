@@ -58,7 +58,7 @@ import math
 
 import numpy as np
 
-from ._front import LIMB, merge  # one DP step, compiled: a piece merged into a front
+from ._front import LIMB, fill_one_limb, lp_keep, merge  # the DP's steps, compiled
 from ._grid import floor_grid
 
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
@@ -76,7 +76,7 @@ MAX_STATES = 1 << 17
 # Limb width (``_front.LIMB``, 61): a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
 _MASK = (1 << LIMB) - 1
 #: Totals at or above this go to the item kernel (two limbs, and the float
-#: estimates of ``_fill`` and ``_lp_vec``, are for W < 2**104).
+#: estimates of ``_fill`` and ``_front.lp_keep``, are for W < 2**104).
 _MAX_TOTAL = 1 << 104
 _LIMB_F = float(1 << LIMB)
 #: Relative slack on float bounds: a state is pruned only when its bound,
@@ -472,6 +472,8 @@ class _Grouped:
                 left[t] -= q
             if near and last in near:
                 cnt = _fill_near(Jh - h, Jl - lo, self.G[last], int(b[last]), near[last])
+            elif Jh == 0 and self.G[last] <= J:  # one limb: every weight is below 2**61
+                cnt = fill_one_limb(lo, Jl, self.G[last], int(b[last]))
             else:
                 cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))
             done = V + cnt * self.V[last]  # each state completed by the last type
@@ -485,8 +487,7 @@ class _Grouped:
             if i == len(pieces):
                 break
             thr = (lower if target is None else target) - self.slack
-            R = (Jh - h).astype(np.float64) * _LIMB_F + (Jl - lo).astype(np.float64)
-            ok = V + self._lp_vec(left, R) >= thr
+            ok = lp_keep(h, lo, V, Jh, Jl, *self._lp_sums(left), thr)
             if i and not ok.all():
                 h, lo, V = h[ok], lo[ok], V[ok]
                 steps[-1] = (parent[ok], took[ok])
@@ -512,19 +513,17 @@ class _Grouped:
             i = int(parent[i])
         return y
 
-    def _lp_vec(self, left, R: np.ndarray) -> np.ndarray:
-        """Dantzig's bound of the copies in ``left`` for each residual R."""
+    def _lp_sums(self, left):
+        """The copies in ``left`` in efficiency order, for ``_front.lp_keep``
+        (Dantzig's bound of each state's residual): prefix sums of their
+        weights and values from 0, and their efficiencies followed by 0."""
         ts = [t for t in self.by_eff if left[t] > 0]
-        if not ts:
-            return np.zeros_like(R)
-        sw = np.array([int(left[t]) * self.Gf[t] for t in ts])
-        sv = np.array([int(left[t]) * self.V[t] for t in ts])
-        cw = np.concatenate(([0.0], np.cumsum(sw)))
-        cv = np.concatenate(([0.0], np.cumsum(sv)))
-        eff = np.array([self.eff[t] for t in ts] + [0.0])
-        k = np.searchsorted(cw, R, side="right") - 1
-        k = np.minimum(k, len(ts))
-        return cv[k] + np.maximum(R - cw[k], 0.0) * eff[k]
+        cw = np.zeros(len(ts) + 1)
+        cv = np.zeros(len(ts) + 1)
+        if ts:
+            np.cumsum([int(left[t]) * self.Gf[t] for t in ts], out=cw[1:])
+            np.cumsum([int(left[t]) * self.V[t] for t in ts], out=cv[1:])
+        return cw, cv, np.array([self.eff[t] for t in ts] + [0.0])
 
 
 def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:

@@ -266,13 +266,19 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
         return v, True
     if float(v.max()) < _EXACT and np.array_equal(v, np.floor(v)):
         g = _divide_gcd(v)  # integers already; the gcd takes any common power of two
-        return (g, True) if fsum(g) < _EXACT else (v, False)
+        return (g, True) if _total_below_exact(g) else (v, False)
     with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
         g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
-    total = fsum(g) if np.all(np.isfinite(g)) else math.inf
-    if total < _EXACT:
+    if np.all(np.isfinite(g)) and _total_below_exact(g):
         return _divide_gcd(g), True
     return v, False
+
+
+def _total_below_exact(g: np.ndarray) -> bool:
+    """Whether the sum of ``g`` (finite, >= 0) is below 2**53: n * max(g)
+    settles it when that is below 2**52 (its float64 rounding is far less
+    than the margin), else the correctly rounded sum decides."""
+    return float(g.max()) * g.size < 2.0**52 or fsum(g) < _EXACT
 
 
 def _divide_gcd(g: np.ndarray) -> np.ndarray:

@@ -1,5 +1,6 @@
 """``_select``: the linear-time stand-ins for two sorts of the sparse set-up,
-against the sorts they replace."""
+against the sorts they replace; and the canonical pass's groups of identical
+items (one pass over the weight order, or ``_select.group_ids``)."""
 
 import numpy as np
 from hypothesis import example, given, settings
@@ -45,6 +46,14 @@ def test_group_ids_are_exact_pairs(items):
     for i in range(len(items)):  # same group exactly when weight and value are equal
         same = (w == w[i]) & (v == v[i])
         assert np.array_equal(g == g[i], same)
-    if len(items):  # numbered 0, 1, ... in order of first appearance
-        first = [g[i] for i in range(len(items)) if g[i] not in g[:i]]
-        assert first == list(range(len(first)))
+    assert set(g.tolist()) == set(range(len(set(g.tolist()))))  # numbered 0, 1, ...
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 6), max_size=120))
+def test_group_ids_when_the_value_follows_the_weight(ws):
+    # the one-pass route over the weight order (no run mixes values)
+    w = np.array(ws, dtype=np.float64)
+    g = _sparse._group_ids_py(w, 3 * w + 1)
+    for i in range(len(ws)):
+        assert np.array_equal(g == g[i], w == w[i])

@@ -61,15 +61,14 @@ def intervals(const int64_t[::1] w, const double[::1] v, const int64_t[::1] orde
     ratio_a = np.ascontiguousarray(ratio_all[rank_order])
     cdef const double[::1] ratio = ratio_a
     cdef const int64_t[::1] pos = pos_a
-    arrays = [np.zeros(n + 1) for _ in range(6)]
-    cdef double[::1] aw = arrays[0], av = arrays[1], sw = arrays[2], sv = arrays[3]
-    cdef double[::1] ac = arrays[4], sc = arrays[5]
+    nodes = [np.zeros(3 * (n + 1)) for _ in range(2)]  # per node: weight, count, value
+    cdef double[::1] an = nodes[0], sn = nodes[1]
     cdef Fenwick A, S
     cdef int log = 0
     while (1 << (log + 1)) <= n:
         log += 1
-    fen_init(&A, &aw[0], &av[0], &ac[0], n)
-    fen_init(&S, &sw[0], &sv[0], &sc[0], n)
+    fen_init(&A, &an[0], True, n)
+    fen_init(&S, &sn[0], True, n)
     lo_a = np.zeros(m, dtype=np.int64)
     hi_a = np.full(m, cap, dtype=np.int64)
     cdef int64_t[::1] lo = lo_a, hi = hi_a

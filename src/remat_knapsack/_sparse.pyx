@@ -1153,8 +1153,8 @@ def _sort_ascending_py(const double[::1] x):
 
 
 def _group_ids_py(const double[::1] w, const double[::1] v):
-    """For tests: ``_select.group_ids`` (the canonical pass's identical items)."""
-    return _identical_groups(w, v)
+    """For tests: the canonical pass's groups of identical items."""
+    return _identical_groups(w, v, _sort_ascending_py(w))
 
 
 def lightest_count_py(const double[::1] w, double c):
@@ -1406,7 +1406,11 @@ cdef struct Scan:
     const double* pre_c         # ... of max(0, dc) for the count multipliers' dc
     const double* pre_ca        # ... of |dc| (``_count_trees``)
     const Py_ssize_t* eff_rank  # the free items in efficiency order
+    const double* eff_w         # ... their weights in that order (streamed, not gathered)
+    const double* eff_v         # ... and values
     const Py_ssize_t* d_rank    # ... in descending d_k (count-mode runs)
+    const double* d_w           # ... their weights in that order
+    const double* d_v           # ... and values
     const Py_ssize_t* w_rank    # ... by ascending weight
     const Py_ssize_t* by_v      # ... by descending value (count structures)
     const Py_ssize_t* w_pos     # 1-based positions in the weight tree
@@ -1459,16 +1463,18 @@ cdef enum:
     SCAN_DONE = 3     # a forward DP settled every item up to it
 
 
-cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, Py_ssize_t k) noexcept nogil:
-    """The free items below k, in the order of ``rank``, into the run's
-    arrays (sw, sv, sr), and their weight order into ``hint``: the free
-    items' weight order filtered, O(n) instead of a sort per run."""
+cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const double* rv,
+                        Py_ssize_t k) noexcept nogil:
+    """The free items below k, in the order of ``rank`` (``rw``, ``rv``:
+    their weights and values in that order), into the run's arrays (sw, sv,
+    sr), and their weight order into ``hint``: the free items' weight order
+    filtered, O(n) instead of a sort per run."""
     cdef Py_ssize_t q, m, h = 0, nsub = 0
     for q in range(s.nu):
         m = rank[q]
         if m < k:
-            s.sw[nsub] = s.fw[m]
-            s.sv[nsub] = s.fv[m]
+            s.sw[nsub] = rw[q]
+            s.sv[nsub] = rv[q]
             s.sr[nsub] = m
             s.pos[m] = nsub
             nsub += 1
@@ -1560,14 +1566,14 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if _tick(pool, s.nu):  # the gathers below
         return INTERRUPTED
     if s.count_runs:
-        nsub = _gather(s, s.d_rank, k)
+        nsub = _gather(s, s.d_rank, s.d_w, s.d_v, k)
         pool.by_weight = s.hint
         pool.limit = pool.generated + (s.count_states + s.count_per_item * nsub) // 10
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.kcard, s.sx, &zz, &bb)
         pool.limit = 0
         s.count_runs = r != OVER_BUDGET
     if r == OVER_BUDGET:
-        nsub = _gather(s, s.eff_rank, k)
+        nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k)
         r = _decide(s, pool, nsub, k)
     if r < 0:
         return r
@@ -1588,22 +1594,31 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
     trees (count, sum) over both orders holding every item (the value tree
     only ``by_value``, else left empty), and prefix sums
     of max(0, d) and |d| for d = v - lam w - mu (index order)."""
-    cdef Py_ssize_t nu = fw_a.shape[0], i, q
+    cdef Py_ssize_t nu = fw_a.shape[0], i, q, p, t
     w_pos_a = np.empty(nu, dtype=np.intp)
-    w_pos_a[by_w_a] = np.arange(1, nu + 1)
     v_pos_a = np.empty(nu, dtype=np.intp)
-    fen = np.zeros((4, nu + 1))
-    fen[0, w_pos_a] = 1.0
-    fen[1, w_pos_a] = fw_a
-    if by_value:
-        v_pos_a[by_v_a] = np.arange(1, nu + 1)
-        fen[2, v_pos_a] = 1.0
-        fen[3, v_pos_a] = fv_a
-    cdef double[:, ::1] f = fen
-    for i in range(4 if by_value else 2):  # in place, O(n): each node adds itself to its parent
-        for q in range(1, nu + 1):
-            if q + (q & -q) <= nu:
-                f[i, q + (q & -q)] += f[i, q]
+    fen = np.zeros((2, nu + 1, 2))  # by weight, by value; per node (key, count)
+    cdef double[:, :, ::1] f = fen
+    cdef const double[::1] fw = fw_a, fv = fv_a
+    cdef const Py_ssize_t[::1] bw = by_w_a, bv = by_v_a
+    cdef Py_ssize_t[::1] wp = w_pos_a, vp = v_pos_a
+    with nogil:
+        for q in range(nu):  # the leaves, in rank order
+            i = bw[q]
+            wp[i] = q + 1
+            f[0, q + 1, 0] = fw[i]
+            f[0, q + 1, 1] = 1.0
+            if by_value:
+                i = bv[q]
+                vp[i] = q + 1
+                f[1, q + 1, 0] = fv[i]
+                f[1, q + 1, 1] = 1.0
+        for t in range(2 if by_value else 1):  # in place, O(n): each node adds itself to its parent
+            for q in range(1, nu + 1):
+                p = q + (q & -q)
+                if p <= nu:
+                    f[t, p, 0] += f[t, q, 0]
+                    f[t, p, 1] += f[t, q, 1]
     dc = fv_a - lam * fw_a - mu
     return w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
@@ -1611,13 +1626,28 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
 cdef Py_ssize_t GROUP_FROM = 64
 
 
-cdef _identical_groups(const double[::1] fw, const double[::1] fv):
-    """Group ids of the items: equal exactly when weight and value are
-    (``_select.group_ids``, hashing: O(n) expected)."""
-    cdef Py_ssize_t n = fw.shape[0]
+cdef _identical_groups(const double[::1] fw, const double[::1] fv, const Py_ssize_t[::1] by_w):
+    """Group ids of the items: equal exactly when weight and value are.
+    ``by_w``: the items by ascending weight. Where the value follows the
+    weight (the usual case: every class whose value is a function of the
+    weight, and real graphs) each run of equal weights is one group, found
+    in one pass; when a run mixes values, by hashing (``_select.group_ids``,
+    O(n) expected, but a cache miss an item)."""
+    cdef Py_ssize_t n = fw.shape[0], q, m, prev = 0, gid = -1
+    cdef bint mixed = False
     g = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] out = g
-    if n and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
+    with nogil:
+        for q in range(n):
+            m = by_w[q]
+            if q == 0 or fw[m] != fw[prev]:
+                gid += 1
+            elif fv[m] != fv[prev]:
+                mixed = True
+                break
+            out[m] = gid
+            prev = m
+    if mixed and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
         raise MemoryError("sparse: grouping identical items")
     return g
 
@@ -1759,7 +1789,7 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     s.probes += 1
     if _tick(pool, s.nu):  # the gather
         return INTERRUPTED
-    nsub = _gather(s, s.eff_rank, p)
+    nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, p)
     pool.limit = pool.generated + PROBE_STATES + PROBE_PER_ITEM * nsub
     r = _decide(s, pool, nsub, p)
     pool.limit = 0
@@ -1785,11 +1815,10 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     cdef Py_ssize_t q, m
     cdef double room = s.j, val = 0
     s.greedy_tries += 1
-    for q in range(s.nu):
-        m = s.eff_rank[q]
-        if m < k and s.fw[m] <= room:
-            room -= s.fw[m]
-            val += s.fv[m]
+    for q in range(s.nu):  # streams the efficiency order: no gather
+        if s.eff_rank[q] < k and s.eff_w[q] <= room:
+            room -= s.eff_w[q]
+            val += s.eff_v[q]
     if val < s.tgt - s.tol:
         return 0
     s.greedy_found += 1
@@ -1797,9 +1826,9 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     for q in range(s.nu):
         m = s.eff_rank[q]
         if m < k:
-            s.Sf[m] = s.fw[m] <= room
+            s.Sf[m] = s.eff_w[q] <= room
             if s.Sf[m]:
-                room -= s.fw[m]
+                room -= s.eff_w[q]
     s.Sf[k] = 0
     return LEAVE_OUT
 
@@ -1919,7 +1948,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # k without k.) So a group of identical items costs one query, not one
     # per copy; the copies kept are the lowest-indexed ones.
     # (not worth its set-up below GROUP_FROM free items: each is its own group)
-    grp_a = _identical_groups(fw_a, fv_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    grp_a = _identical_groups(fw_a, fv_a, w_rank_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
     Sf_a = np.ascontiguousarray(S_a[free_idx])
     if nu >= GROUP_FROM:
         _lowest_copies(Sf_a, grp_a)
@@ -1935,7 +1964,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                                                                 s.qcard.lam, s.qcard.mu, s.qcard.mu < 0)
     else:
         by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
-        fen = np.zeros((4, 1))
+        fen = np.zeros((2, 1, 2))
         pre_c_a = pre_ca_a = np.zeros(1)
     dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
@@ -1944,21 +1973,24 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] pre_k = _prefix(np.maximum(dk, 0)) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
+    cdef const double[::1] eff_w = fw_a[eff_rank_a], eff_v = fv_a[eff_rank_a]
+    cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
     cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8), fx = np.zeros(nu, dtype=np.uint8)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
-    cdef double[:, ::1] trees = fen  # counts and sums: by weight (rows 0, 1), by value (2, 3)
+    cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0]
+    s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint = &sr[0], &pos[0], &hint[0]
-    fen_init(&s.by_w, &trees[1, 0], NULL, &trees[0, 0], nu if s.counts else 0)
-    fen_init(&s.by_val, &trees[3, 0], NULL, &trees[2, 0], nu if s.counts else 0)
+    fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
+    fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
     r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
     if r < 0:
         _raise(r, pool[0])

@@ -44,6 +44,12 @@ def fsum(x: np.ndarray) -> float:
     if not (math.isfinite(top) and top < 2.0**_TOP):
         return math.fsum(x.tolist())  # inf, nan, overflow: its own rules
     width = 52 - n.bit_length()  # n 2**width < 2**52: each level's float sum is exact
+    if top < 2.0**width and np.array_equal(np.rint(x), x):
+        # integers of at most ``width`` bits (FLOP counts): their float sum
+        # is exact in any order, so it is the level below in one pass
+        exact = float(x.sum())
+        if exact:
+            return exact
     total, rest = 0, x
     for _ in range(_MAX_LEVELS):
         if not top:

@@ -1446,6 +1446,7 @@ cdef struct Scan:
     Py_ssize_t no_runs          # those that proved an item needed
     Py_ssize_t no_states        # ... and their states
     Py_ssize_t wdone            # witness items passed
+    Py_ssize_t beam_misses      # heuristic runs in a row that found nothing (``_decide``)
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
@@ -1528,11 +1529,18 @@ cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept 
     return ub + ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k]) < s.tgt - s.tol
 
 
+cdef Py_ssize_t BEAM_MISSES = 1
+
+
 cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noexcept nogil:
     """Can the gathered run items (efficiency order) reach s.tgt within s.j?
     A decide run (a 512-state heuristic run first when the count bound is
-    active). With the count structures the card gets that item set's counts:
-    s.kmax, and its values largest first from the order sorted once."""
+    active, unless BEAM_MISSES of them in a row found nothing: a heuristic
+    run only pays on a yes, and proofs tend to come in runs, as on circle
+    items, where they cost a sixth of the states; the next yes of a full run
+    turns them on again). With the count structures the card gets that item
+    set's counts: s.kmax, and its values largest first from the order sorted
+    once."""
     cdef Py_ssize_t i, q = 0, bb, r = 0
     cdef double zz
     if s.counts:
@@ -1543,14 +1551,17 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
         s.qcard.topv = s.st
         s.qcard.ntop = q
         s.qcard.kmax = s.kmax
-    if s.integral and s.qcard.mu != 0:
+    if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
         pool.beam = QBEAM
         pool.by_weight = s.hint
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
         pool.beam = 0
-    if r == 0:
+        s.beam_misses = s.beam_misses + 1 if r == NOT_FOUND else 0
+    if r == NOT_FOUND:
         pool.by_weight = s.hint
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
+        if r == FOUND:
+            s.beam_misses = 0
     return r
 
 

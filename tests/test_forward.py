@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 
-from remat_knapsack import _forward, _sparse, solve
+from remat_knapsack import _canonical, _forward, solve
 from tests.oracles import brute_force, small_hard_instance
 
 
@@ -33,9 +33,9 @@ def test_forward_over_budget_or_state_limit():
 
 @pytest.fixture
 def forward_always():
-    old = _sparse._configure_forward(0)
+    old = _canonical._configure_forward(0)
     yield
-    _sparse._configure_forward(old)
+    _canonical._configure_forward(old)
 
 
 @pytest.mark.parametrize("seed", range(2))

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack import _sparse
+from remat_knapsack import _canonical, _sparse
 
 
 def _sorted_count(w, c):
@@ -41,7 +41,7 @@ pairs = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([1.0, 2.0, 0.1, 0.
 def test_group_ids_are_exact_pairs(items):
     w = np.array([a for a, _ in items], dtype=np.float64)
     v = np.array([b for _, b in items], dtype=np.float64)
-    g = _sparse._group_ids_py(w, v)
+    g = _canonical._group_ids_py(w, v)
     assert g.shape == w.shape
     for i in range(len(items)):  # same group exactly when weight and value are equal
         same = (w == w[i]) & (v == v[i])
@@ -54,6 +54,6 @@ def test_group_ids_are_exact_pairs(items):
 def test_group_ids_when_the_value_follows_the_weight(ws):
     # the one-pass route over the weight order (no run mixes values)
     w = np.array(ws, dtype=np.float64)
-    g = _sparse._group_ids_py(w, 3 * w + 1)
+    g = _canonical._group_ids_py(w, 3 * w + 1)
     for i in range(len(ws)):
         assert np.array_equal(g == g[i], w == w[i])

@@ -13,7 +13,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from oracles import brute_force
 
-from remat_knapsack import SolverMemoryError, _sparse, instances, solve, sparse
+from remat_knapsack import SolverMemoryError, _canonical, _sparse, instances, solve, sparse
 
 small = st.integers(1, 12).flatmap(
     lambda n: st.tuples(
@@ -232,13 +232,18 @@ def test_frontier_memory_limit_raises():
 
 
 @contextlib.contextmanager
-def _count_path(force=True, states=0, per_item=0):
-    """Force the count path on every instance, or (force=False) set its budget."""
-    old = sparse._configure_count_path(force, states, per_item)
+def _configured(configure, *settings_):
+    """A test knob for the block: ``configure(*settings_)`` returns the old settings."""
+    old = configure(*settings_)
     try:
         yield
     finally:
-        sparse._configure_count_path(*old)
+        configure(*old)
+
+
+def _count_path(force=True, states=0, per_item=0):
+    """Force the count path on every instance, or (force=False) set its budget."""
+    return _configured(sparse._configure_count_path, force, states, per_item)
 
 
 @settings(max_examples=300, deadline=None)
@@ -558,18 +563,13 @@ def test_core_skips_items_that_cannot_improve(seed):
     assert s.stats["opt_steps"] < 100
 
 
-# The canonical pass's prefix probe (``_sparse._prefix_probe``): a decide run on
+# The canonical pass's prefix probe (``_canonical._prefix_probe``): a decide run on
 # the shortest prefix the bounds allow, which leaves out every witness item
 # above it at once. Forced on (gap 1) it runs on small instances too.
 
 
-@contextlib.contextmanager
 def _probe(gap, states=4096, per_item=8):
-    old = _sparse._configure_probe(gap, states, per_item)
-    try:
-        yield
-    finally:
-        _sparse._configure_probe(*old)
+    return _configured(_canonical._configure_probe, gap, states, per_item)
 
 
 @settings(max_examples=300, deadline=None)

@@ -5,8 +5,8 @@ quantisation (about 3.1e8 for the paper's n=100). This solver's time and memory
 depend on the number of (weight, value) states that can still be optimal, not
 on W, and it also runs on unquantised real weights (``scale=None``).
 
-Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``,
-GIL released):
+Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``
+and, for step 3, ``_canonical.pyx``; GIL released):
 
 1. **OPT.** Items in efficiency order (runtime / memory; ties in any
    deterministic order, which steers the search but never the answer); the
@@ -207,7 +207,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _sparse
+from . import _canonical, _sparse
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
 from ._lines import find_lines
@@ -401,9 +401,9 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if len(cards) == 1:
             k, lamk, muk = cards[0]
             count = (k - int(fix1.sum()), lamk, muk)
-        work.canonical(w, v, order, free_idx, S, c - float(w[fix1].sum()),
-                       float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
-                       count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
+        _canonical.canonical(work, w, v, order, free_idx, S, c - float(w[fix1].sum()),
+                             float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
+                             count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
         stats["t_canon"] = time.perf_counter() - t2 - stats["t_reduce"]
         sel[free_idx] = S[free_idx]
         return work.stats(stats)

@@ -1,0 +1,677 @@
+# cython: language_level=3
+"""The canonical pass of the sparse solver: among the optimal sets, the one
+PyTorch's ``dp_knapsack`` backtrack returns.
+
+Private. ``remat_knapsack.sparse`` (``_kernel``) calls ``canonical`` once OPT
+is known and the reduction has fixed what it can; the runs it asks for are
+``_sparse._core``'s, in the same ``Workspace`` (pool and multipliers).
+
+Top-down over the free items (``_scan``): an item not in the current optimal
+witness is left out at no cost; an item in it (``_settle``, cheapest test
+first) is kept when a group-mate above was needed or the bounds of the items
+below it cannot reach the target (``_root_bound``: value sum, Lagrangian
+bound, count bound from Fenwick trees); it is left out when everything below
+fits, when the greedy set below reaches the target (``_greedy_below``), when a
+decide run on the shortest prefix the bounds allow finds a set
+(``_prefix_probe``), or when a decide run on the items below it does
+(``_query``); a decide run that exhausts its search proves it needed. When
+those proofs grow expensive, one forward DP (``_forward``) settles the rest
+(``_try_forward``). ``canonical`` sets up the ``Scan``'s arrays.
+"""
+
+import numpy as np
+
+from libc.math cimport fabs, INFINITY
+from libc.stdint cimport uint8_t
+from libc.string cimport memset
+
+from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
+from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
+from ._select cimport group_ids
+from ._sparse cimport (ABS_SLACK, FOUND, INTERRUPTED, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD, REL_LP,
+                       REL_SEARCH, Card, Pool, Workspace, _core, _raise, _tick)
+
+from ._lines import Below
+from ._sparse import _sort_ascending_py
+
+
+cdef struct Scan:
+    # The canonical pass over the free items 0..nu-1 (index order): pointers
+    # into numpy arrays that ``_canonical`` keeps alive, and its progress.
+    Py_ssize_t nu
+    const double* fw            # weights
+    const double* fv            # values
+    const double* pre_v         # prefix sums (nu + 1) of the values
+    const double* pre_w         # ... of the weights
+    const double* pre_d         # ... of max(0, d), d = v - lam w
+    const double* pre_k         # ... of max(0, d_k), the count path's d_k
+    const double* pre_c         # ... of max(0, dc) for the count multipliers' dc
+    const double* pre_ca        # ... of |dc| (``_count_trees``)
+    const Py_ssize_t* eff_rank  # the free items in efficiency order
+    const double* eff_w         # ... their weights in that order (streamed, not gathered)
+    const double* eff_v         # ... and values
+    const Py_ssize_t* d_rank    # ... in descending d_k (count-mode runs)
+    const double* d_w           # ... their weights in that order
+    const double* d_v           # ... and values
+    const Py_ssize_t* w_rank    # ... by ascending weight
+    const Py_ssize_t* by_v      # ... by descending value (count structures)
+    const Py_ssize_t* w_pos     # 1-based positions in the weight tree
+    const Py_ssize_t* v_pos     # ... and in the value tree
+    const Py_ssize_t* grp       # group of identical items of each item
+    uint8_t* Sf                 # the current optimal witness
+    uint8_t* needed             # per group: an identical item above is needed
+    uint8_t* sx                 # a decide run's set
+    uint8_t* fx                 # a forward DP's set
+    double* sw                  # a decide run's items (gathered): weights
+    double* sv                  # ... values
+    double* st                  # ... their values' prefix sums, largest first
+    Py_ssize_t* sr              # ... the free item of each
+    Py_ssize_t* pos             # scratch: free item -> run item
+    Py_ssize_t* hint            # a decide run's items by weight (pairing)
+    Fenwick by_w                # the free items below k, by weight
+    Fenwick by_val              # ... and by value
+    Card qcard                  # decide runs' multipliers (they count their own items)
+    Card kcard                  # count-mode runs' (the count path's lam_k, mu_k)
+    double lam                  # pre_d's multiplier (the break item's efficiency)
+    bint counts                 # the count structures are in use
+    bint cm                     # every optimal set has ``kneed`` free items
+    bint count_runs             # count-mode runs are still within budget
+    int integral
+    double tol
+    Py_ssize_t count_states     # count-mode runs' budget (a tenth of it each)
+    Py_ssize_t count_per_item
+    double j                    # the capacity the items from k down may use
+    double tgt                  # the value they must provide
+    Py_ssize_t kneed            # the count path: how many of them
+    double kmax                 # the next decide run's root count (``_root_bound``)
+    Py_ssize_t queries          # decide runs
+    Py_ssize_t no_runs          # those that proved an item needed
+    Py_ssize_t no_states        # ... and their states
+    Py_ssize_t wdone            # witness items passed
+    Py_ssize_t beam_misses      # heuristic runs in a row that found nothing (``_decide``)
+    Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
+    Py_ssize_t greedy_found     # ... that reached the target
+    Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
+    Py_ssize_t probes_found     # ... that found a set there
+    bint probe_off              # one failed since the last item kept: no more until the next
+    Py_ssize_t fwd_next         # proof states at which to try the forward DP next
+    Py_ssize_t fwd_work
+    Py_ssize_t fwd_tries
+    bint fwd_done
+
+cdef enum:
+    # What the canonical pass decides for an item of the witness
+    LEAVE_OUT = 1     # a set below it reaches the target (now the witness)
+    KEEP = 2          # it is needed
+    SCAN_DONE = 3     # a forward DP settled every item up to it
+
+
+cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const double* rv,
+                        Py_ssize_t k) noexcept nogil:
+    """The free items below k, in the order of ``rank`` (``rw``, ``rv``:
+    their weights and values in that order), into the run's arrays (sw, sv,
+    sr), and their weight order into ``hint``: the free items' weight order
+    filtered, O(n) instead of a sort per run."""
+    cdef Py_ssize_t q, m, h = 0, nsub = 0
+    for q in range(s.nu):
+        m = rank[q]
+        if m < k:
+            s.sw[nsub] = rw[q]
+            s.sv[nsub] = rv[q]
+            s.sr[nsub] = m
+            s.pos[m] = nsub
+            nsub += 1
+    for q in range(s.nu):
+        m = s.w_rank[q]
+        if m < k:
+            s.hint[h] = s.pos[m]
+            h += 1
+    return nsub
+
+
+cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
+    """An upper bound on the free items below k within s.j, in O(log n):
+    their value sum, the Lagrangian bound of multiplier s.lam, with the count
+    path exactly s.kneed of them, and with the count structures the count
+    bound of a decide run's root (-inf when that is below the target; its
+    count goes to s.kmax)."""
+    cdef double ub = s.pre_v[k], lag, kk, goal, fk, fv_, slack
+    cdef double sl = ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k])
+    lag = s.lam * s.j + s.pre_d[k]
+    if lag < ub:
+        ub = lag
+    if s.cm:  # exactly kneed of the k items below
+        lag = s.kcard.lam * s.j + s.kcard.mu * s.kneed + s.pre_k[k] if s.kneed <= k else -INFINITY
+        if lag < ub:
+            ub = lag
+        s.kcard.kfix = s.kneed
+    if s.counts and ub + sl >= s.tgt - s.tol:
+        # kmax (most of the lightest items within j) or kmin (the fewest of
+        # the most valuable that reach tgt), from the trees.
+        fen_within(&s.by_w, s.j, False, &fk, &fv_, &s.kmax)
+        if s.qcard.mu >= 0:
+            kk = s.kmax
+        else:
+            goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
+            fen_within(&s.by_val, goal, True, &fk, &fv_, &kk)
+            kk += 1
+            if s.pre_v[k] < goal:  # not even all of them
+                kk = INFINITY
+        lag = s.qcard.lam * s.j + s.qcard.mu * kk + s.pre_c[k]
+        slack = ABS_SLACK + REL_CARD * (s.pre_ca[k] + s.qcard.lam * fabs(s.j)
+                                        + fabs(s.qcard.mu) * s.nu + fabs(s.tgt))
+        if lag + slack < s.tgt - s.tol:
+            ub = -INFINITY
+    return ub
+
+
+cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept nogil:
+    """Whether the bound ``ub`` on the items below k (with its allowance)
+    cannot reach the target."""
+    return ub + ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k]) < s.tgt - s.tol
+
+
+cdef Py_ssize_t BEAM_MISSES = 1
+
+
+cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noexcept nogil:
+    """Can the gathered run items (efficiency order) reach s.tgt within s.j?
+    A decide run (a 512-state heuristic run first when the count bound is
+    active, unless BEAM_MISSES of them in a row found nothing: a heuristic
+    run only pays on a yes, and proofs tend to come in runs, as on circle
+    items, where they cost a sixth of the states; the next yes of a full run
+    turns them on again). With the count structures the card gets that item
+    set's counts: s.kmax, and its values largest first from the order sorted
+    once."""
+    cdef Py_ssize_t i, q = 0, bb, r = 0
+    cdef double zz
+    if s.counts:
+        for i in range(s.nu):
+            if s.by_v[i] < k:
+                s.st[q + 1] = s.st[q] + s.fv[s.by_v[i]]
+                q += 1
+        s.qcard.topv = s.st
+        s.qcard.ntop = q
+        s.qcard.kmax = s.kmax
+    if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
+        pool.beam = QBEAM
+        pool.by_weight = s.hint
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
+        pool.beam = 0
+        s.beam_misses = s.beam_misses + 1 if r == NOT_FOUND else 0
+    if r == NOT_FOUND:
+        pool.by_weight = s.hint
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
+        if r == FOUND:
+            s.beam_misses = 0
+    return r
+
+
+cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Bounds cannot tell: decide on the free items below k. A count-mode run
+    first (count path), within a budget: near-line items can make its
+    equal-count states explode, and then the pass goes on without them.
+    Returns LEAVE_OUT (s.Sf is the run's witness), KEEP or a negative code."""
+    cdef Py_ssize_t nsub, q, r = OVER_BUDGET, g0 = pool.generated
+    cdef Py_ssize_t bb
+    cdef double zz
+    s.queries += 1
+    if _tick(pool, s.nu):  # the gathers below
+        return INTERRUPTED
+    if s.count_runs:
+        nsub = _gather(s, s.d_rank, s.d_w, s.d_v, k)
+        pool.by_weight = s.hint
+        pool.limit = pool.generated + (s.count_states + s.count_per_item * nsub) // 10
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.kcard, s.sx, &zz, &bb)
+        pool.limit = 0
+        s.count_runs = r != OVER_BUDGET
+    if r == OVER_BUDGET:
+        nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k)
+        r = _decide(s, pool, nsub, k)
+    if r < 0:
+        return r
+    if r == FOUND:
+        for q in range(nsub):
+            s.Sf[s.sr[q]] = s.sx[q]
+        s.Sf[k] = 0
+        return LEAVE_OUT
+    s.no_runs += 1
+    s.no_states += pool.generated - g0
+    return KEEP
+
+
+cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint by_value):
+    """For the canonical pass, given the free items by weight (ascending,
+    ``by_w_a``) and by value (descending, ``by_v_a``): their
+    1-based positions in both orders, Fenwick
+    trees (count, sum) over both orders holding every item (the value tree
+    only ``by_value``, else left empty), and prefix sums
+    of max(0, d) and |d| for d = v - lam w - mu (index order)."""
+    cdef Py_ssize_t nu = fw_a.shape[0], i, q, p, t
+    w_pos_a = np.empty(nu, dtype=np.intp)
+    v_pos_a = np.empty(nu, dtype=np.intp)
+    fen = np.zeros((2, nu + 1, 2))  # by weight, by value; per node (key, count)
+    cdef double[:, :, ::1] f = fen
+    cdef const double[::1] fw = fw_a, fv = fv_a
+    cdef const Py_ssize_t[::1] bw = by_w_a, bv = by_v_a
+    cdef Py_ssize_t[::1] wp = w_pos_a, vp = v_pos_a
+    with nogil:
+        for q in range(nu):  # the leaves, in rank order
+            i = bw[q]
+            wp[i] = q + 1
+            f[0, q + 1, 0] = fw[i]
+            f[0, q + 1, 1] = 1.0
+            if by_value:
+                i = bv[q]
+                vp[i] = q + 1
+                f[1, q + 1, 0] = fv[i]
+                f[1, q + 1, 1] = 1.0
+        for t in range(2 if by_value else 1):  # in place, O(n): each node adds itself to its parent
+            for q in range(1, nu + 1):
+                p = q + (q & -q)
+                if p <= nu:
+                    f[t, p, 0] += f[t, q, 0]
+                    f[t, p, 1] += f[t, q, 1]
+    dc = fv_a - lam * fw_a - mu
+    return w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
+
+
+cdef Py_ssize_t GROUP_FROM = 64
+
+
+cdef _identical_groups(const double[::1] fw, const double[::1] fv, const Py_ssize_t[::1] by_w):
+    """Group ids of the items: equal exactly when weight and value are.
+    ``by_w``: the items by ascending weight. Where the value follows the
+    weight (the usual case: every class whose value is a function of the
+    weight, and real graphs) each run of equal weights is one group, found
+    in one pass; when a run mixes values, by hashing (``_select.group_ids``,
+    O(n) expected, but a cache miss an item)."""
+    cdef Py_ssize_t n = fw.shape[0], q, m, prev = 0, gid = -1
+    cdef bint mixed = False
+    g = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] out = g
+    with nogil:
+        for q in range(n):
+            m = by_w[q]
+            if q == 0 or fw[m] != fw[prev]:
+                gid += 1
+            elif fv[m] != fv[prev]:
+                mixed = True
+                break
+            out[m] = gid
+            prev = m
+    if mixed and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
+        raise MemoryError("sparse: grouping identical items")
+    return g
+
+
+cdef _lowest_copies(x_a, grp_a):
+    """The same witness with each group of identical items' copies moved to
+    its lowest positions (same weight and value): the canonical set's. O(n)."""
+    cdef Py_ssize_t q, n = x_a.shape[0]
+    held_a = np.bincount(grp_a, weights=x_a).astype(np.intp) if n else np.zeros(1, dtype=np.intp)
+    cdef Py_ssize_t[::1] held = held_a
+    cdef const Py_ssize_t[::1] grp = grp_a
+    cdef uint8_t[::1] x = x_a
+    for q in range(n):  # ascending positions: each group's first copies keep the witness's count
+        x[q] = held[grp[q]] > 0
+        held[grp[q]] -= x[q]
+    return x_a
+
+
+cdef _filtered(rank_a, idx):
+    """The free items' positions (``rank_a``: item -> position, -1 if not
+    free) in the order of the items ``idx``: an order sorted once, filtered."""
+    r = rank_a[idx]
+    return np.ascontiguousarray(r[r >= 0])
+
+
+cdef _prefix(x):
+    """Prefix sums of ``x`` after a leading 0 (n + 1 of them)."""
+    out = np.zeros(x.shape[0] + 1)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+# The canonical pass turns to one forward DP (``_forward``) once its decide
+# runs that prove items needed have used this many states, and again each
+# time that doubles, with the work those proofs are expected to take still.
+cdef Py_ssize_t FWD_FROM = 32000000
+cdef Py_ssize_t FWD_MIN_RUNS = 4
+cdef Py_ssize_t FWD_SHARE = 2  # the forward DP gets 1/FWD_SHARE of that: it must be clearly cheaper
+
+
+def _configure_forward(Py_ssize_t states_from):
+    """Test knob: the proof states after which the canonical pass tries the
+    forward DP (0: at its first decide run). Returns the old value."""
+    global FWD_FROM, FWD_MIN_RUNS
+    old = FWD_FROM
+    FWD_FROM = states_from
+    FWD_MIN_RUNS = 4 if states_from > 0 else 0
+    return old
+
+
+cdef Py_ssize_t _proofs_ahead(const Scan* s, Py_ssize_t k) noexcept nogil:
+    """The states the top-down pass should still spend on proofs: its proof
+    states per witness item so far (``wdone`` items passed) times the witness
+    items from k down. 0 before FWD_MIN_RUNS proofs (too early to tell);
+    with no proofs yet (only under the test knob) no limit."""
+    cdef Py_ssize_t q, left = 0
+    if s.no_runs < FWD_MIN_RUNS:
+        return 0
+    if s.no_runs == 0:
+        return 1 << 60
+    for q in range(k + 1):
+        left += s.Sf[q]
+    return s.no_states // (s.wdone if s.wdone > 0 else 1) * left
+
+
+cdef Py_ssize_t _try_forward(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """The proofs cost more than one forward DP would: the items 0..k by
+    ``_forward``, within the work the proofs are expected to take still
+    (else on, and again when the proof states double). Returns SCAN_DONE
+    (s.Sf holds the canonical choice of items 0..k), 0, or INTERRUPTED."""
+    cdef Py_ssize_t q, r, used, budget = _proofs_ahead(s, k) // FWD_SHARE
+    s.fwd_tries += 1
+    s.fwd_next = 2 * s.no_states
+    if budget <= 0:
+        return 0
+    r = forward_canonical(s.fw, s.fv, k + 1, s.j, s.tgt, s.integral, s.tol, budget,
+                          pool.max_states - pool.cap, &used, s.fx)
+    s.fwd_work += used
+    if r == FWD_INTERRUPTED:
+        return INTERRUPTED
+    if r != FWD_DONE:
+        return 0
+    for q in range(k + 1):
+        s.Sf[q] = s.fx[q]
+    s.fwd_done = 1
+    return SCAN_DONE
+
+
+# A prefix probe (``_prefix_probe``) is tried when the shortest prefix the bounds allow
+# lies at least PROBE_GAP items below the witness item, within a budget of
+# PROBE_STATES states plus PROBE_PER_ITEM per item of that prefix.
+cdef Py_ssize_t PROBE_GAP = 16
+cdef Py_ssize_t PROBE_STATES = 4096
+cdef Py_ssize_t PROBE_PER_ITEM = 8
+
+
+def _configure_probe(Py_ssize_t gap, Py_ssize_t states, Py_ssize_t per_item):
+    """Test knob: the prefix probe's gap and budget (``PROBE_GAP``,
+    ``PROBE_STATES``, ``PROBE_PER_ITEM``). Returns the old ones."""
+    global PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM
+    old = (PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM)
+    PROBE_GAP, PROBE_STATES, PROBE_PER_ITEM = gap, states, per_item
+    return old
+
+
+cdef Py_ssize_t _shortest_prefix(const Scan* s, Py_ssize_t k) noexcept nogil:
+    """The least p <= k such that the value sum and the Lagrangian bound
+    (multiplier s.lam) of the free items 0..p-1 both reach the target: no
+    shorter prefix holds a set that does. Both grow with p: bisection."""
+    cdef Py_ssize_t lo = 0, hi = k, mid
+    cdef double goal
+    while lo < hi:
+        mid = (lo + hi) // 2
+        goal = s.tgt - s.tol - (ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[mid]))
+        if s.pre_v[mid] >= goal and s.lam * s.j + s.pre_d[mid] >= goal:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Before a decide run on the free items below witness item k: the same
+    question on the shortest prefix p the bounds allow (``_shortest_prefix``),
+    within a state budget. A set below p that reaches the target lies below
+    every item from k down to p, and the target does not change while items
+    are left out, so all of them are left out at once, where the top-down
+    pass would ask a decide run for each witness item among them (subset sum
+    n=10^4: a chain of a dozen). Returns LEAVE_OUT (s.Sf is the new witness),
+    0 (no answer: over budget, or no such set) or a negative code. After a
+    0 no probe runs until the pass keeps an item. Not in count mode (its
+    runs need sets of exactly s.kneed items)."""
+    cdef Py_ssize_t p, nsub, r, q
+    if s.cm or s.probe_off:
+        return 0
+    p = _shortest_prefix(s, k)
+    if k - p < PROBE_GAP:
+        return 0
+    s.probes += 1
+    if _tick(pool, s.nu):  # the gather
+        return INTERRUPTED
+    nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, p)
+    pool.limit = pool.generated + PROBE_STATES + PROBE_PER_ITEM * nsub
+    r = _decide(s, pool, nsub, p)
+    pool.limit = 0
+    if r == OVER_BUDGET or r == NOT_FOUND:
+        s.probe_off = 1
+        return 0
+    if r < 0:
+        return r
+    for q in range(p, k + 1):
+        s.Sf[q] = 0
+    for q in range(nsub):
+        s.Sf[s.sr[q]] = s.sx[q]
+    s.probes_found += 1
+    return LEAVE_OUT
+
+
+cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
+    """The greedy set of the free items below k (efficiency order, every item
+    that still fits within s.j), when it reaches the target: LEAVE_OUT with
+    it as the witness, else 0. One pass (two on success), where a decide run
+    would gather the items and set up first; on many instances (inverse
+    strongly correlated, n=10^5) that run's greedy start is its answer."""
+    cdef Py_ssize_t q, m
+    cdef double room = s.j, val = 0
+    s.greedy_tries += 1
+    for q in range(s.nu):  # streams the efficiency order: no gather
+        if s.eff_rank[q] < k and s.eff_w[q] <= room:
+            room -= s.eff_w[q]
+            val += s.eff_v[q]
+    if val < s.tgt - s.tol:
+        return 0
+    s.greedy_found += 1
+    room = s.j
+    for q in range(s.nu):
+        m = s.eff_rank[q]
+        if m < k:
+            s.Sf[m] = s.eff_w[q] <= room
+            if s.Sf[m]:
+                room -= s.eff_w[q]
+    s.Sf[k] = 0
+    return LEAVE_OUT
+
+
+cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogil:
+    """Item k of the witness: LEAVE_OUT, KEEP, SCAN_DONE or a negative code.
+    Cheapest first: an identical item above was needed; everything below
+    fits; the bounds of ``_root_bound``; the two-line bound (``below``, with
+    the GIL, O(nu) in numpy); then the forward DP or a decide run."""
+    cdef Py_ssize_t m, r
+    cdef double ub, lines_ub
+    if s.needed[s.grp[k]]:
+        return KEEP
+    if s.pre_w[k] <= s.j:  # everything below fits: the best is all of it
+        if s.pre_v[k] < s.tgt - s.tol:
+            return KEEP
+        for m in range(k):
+            s.Sf[m] = 1
+        s.Sf[k] = 0
+        return LEAVE_OUT
+    ub = _root_bound(s, k)
+    if _below_target(s, k, ub):
+        return KEEP
+    if below is not None:
+        with gil:
+            lines_ub = below(k, s.j)
+        if lines_ub < s.tgt - s.tol:
+            return KEEP
+    if _greedy_below(s, k) == LEAVE_OUT:
+        return LEAVE_OUT
+    r = _prefix_probe(s, pool, k)
+    if r != 0:
+        return r
+    if s.no_states >= s.fwd_next:
+        r = _try_forward(s, pool, k)
+        if r != 0:
+            return r
+    return _query(s, pool, k)
+
+
+cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
+    """Top-down over the free items: leave out each witness item a set below
+    it can replace, keep the others. Returns 0 or a negative result code."""
+    cdef Py_ssize_t k, r
+    for k in range(s.nu - 1, -1, -1):
+        if _tick(pool, 32):
+            return INTERRUPTED
+        if s.counts:  # the trees hold the items below k
+            fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
+            if s.qcard.mu < 0:  # the value tree is read for kmin only
+                fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
+        if not s.Sf[k]:
+            continue
+        s.wdone += 1
+        r = _settle(s, pool, k, below)
+        if r < 0:
+            return r
+        if r == SCAN_DONE:
+            return 0
+        if r == KEEP:  # in every optimal set that agrees with the choices above it
+            s.probe_off = 0
+            s.j -= s.fw[k]
+            s.tgt -= s.fv[k]
+            s.kneed -= 1
+            s.needed[s.grp[k]] = 1
+    return 0
+
+
+cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
+                           double lam, d, int integral, double tol, Pool* pool,
+                           const Card* card, count, Py_ssize_t count_states, Py_ssize_t count_per_item,
+                           lines, dict stats) except -3:
+    """Top-down over the free items: keep the canonical (dp_knapsack) choice.
+
+    ``S_a`` holds an optimal set; on return it holds the canonical one on the
+    free items. ``j``/``tgt`` are the capacity and value the free items must
+    provide. ``order``: every item in efficiency order. ``count``: None, or
+    (k, lam_k, mu_k) when every optimal set is
+    known to have the same number of free items k (the count path): then the
+    decide runs are count-mode runs (items in descending d = v - lam_k w -
+    mu_k) and a count bound joins the O(1) tests; each gets a tenth of the
+    count path's budget (``count_states`` plus ``count_per_item`` per item),
+    and the first one over it ends them for the pass. ``lines``: None, or the
+    two parallel lines all items lie on (``_lines``): their class-count bound
+    on the items below k is the last test before a decide run.
+
+    This sets up a ``Scan``'s arrays; ``_scan`` walks it.
+    """
+    cdef Scan s
+    cdef Py_ssize_t nu = free_idx.shape[0], r
+    memset(&s, 0, sizeof(Scan))
+    s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
+    s.count_states, s.count_per_item, s.fwd_next = count_states, count_per_item, FWD_FROM
+    s.qcard = card[0]
+    s.qcard.topv = NULL  # decide runs on subsets count their own items
+    fw_a = np.ascontiguousarray(wa[free_idx])
+    fv_a = np.ascontiguousarray(va_[free_idx])
+    s.cm = s.count_runs = count is not None
+    dk = None
+    if s.cm:
+        s.kneed, lamk, muk = count
+        s.kcard = s.qcard
+        s.kcard.lam = lamk
+        s.kcard.mu = muk
+        dk = fv_a - lamk * fw_a - muk
+    # the free items (positions in free_idx) in efficiency order (filtered
+    # from the instance's), in descending d for count-mode runs, and by
+    # ascending weight (the decide runs' pairing order)
+    rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
+    rank_a[free_idx] = np.arange(nu)
+    eff_rank_a = _filtered(rank_a, order)
+    w_rank_a = _sort_ascending_py(fw_a)
+    # Identical items (same weight and value): once one is needed, every
+    # identical one below it that the witness holds is needed too. (Were
+    # such an item k' not needed, a set below k' reaching its target, with
+    # k' and the items kept between k' and k, would reach k's target below
+    # k without k.) So a group of identical items costs one query, not one
+    # per copy; the copies kept are the lowest-indexed ones.
+    # (not worth its set-up below GROUP_FROM free items: each is its own group)
+    grp_a = _identical_groups(fw_a, fv_a, w_rank_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    Sf_a = np.ascontiguousarray(S_a[free_idx])
+    if nu >= GROUP_FROM:
+        _lowest_copies(Sf_a, grp_a)
+    # Count structures, used with the cardinality multipliers only: the
+    # decide runs' counts (kmax, values largest first) from two orders sorted
+    # once, and Fenwick trees for the count bound of a run's root.
+    # (not worth their set-up for a few hundred items: then each run sorts)
+    s.counts = s.qcard.mu != 0 and nu >= 256
+    if s.counts:
+        # descending values, ties in any order: only sums and counts are read
+        by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
+        w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a,
+                                                                s.qcard.lam, s.qcard.mu, s.qcard.mu < 0)
+    else:
+        by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
+        fen = np.zeros((2, 1, 2))
+        pre_c_a = pre_ca_a = np.zeros(1)
+    dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
+    # The Scan's arrays: these typed views keep them alive until the return.
+    cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
+    cdef const double[::1] pre_d = _prefix(np.maximum(d[free_idx], 0))
+    cdef const double[::1] pre_k = _prefix(np.maximum(dk, 0)) if s.cm else np.zeros(1)
+    cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
+    cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
+    cdef const double[::1] eff_w = fw_a[eff_rank_a], eff_v = fv_a[eff_rank_a]
+    cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
+    cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
+    cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
+    cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8), fx = np.zeros(nu, dtype=np.uint8)
+    cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
+    cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
+    cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
+    cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
+    s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
+    s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
+    s.eff_rank, s.d_rank, s.w_rank, s.by_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0]
+    s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
+    s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
+    s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
+    s.sr, s.pos, s.hint = &sr[0], &pos[0], &hint[0]
+    fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
+    fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
+    r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
+    if r < 0:
+        _raise(r, pool[0])
+    stats["queries"] = s.queries
+    stats["witness_items"] = s.wdone
+    stats["greedy_tries"] = s.greedy_tries
+    stats["greedy_found"] = s.greedy_found
+    stats["probes"] = s.probes
+    stats["probes_found"] = s.probes_found
+    stats["queries_no"] = s.no_runs
+    stats["queries_no_states"] = s.no_states
+    stats["forward"] = int(s.fwd_done)
+    stats["forward_work"] = s.fwd_work
+    stats["forward_tries"] = s.fwd_tries
+    S_a[free_idx] = Sf_a
+    return 0
+
+
+def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,
+              double lam, d, bint integral, double tol, count, Py_ssize_t count_states,
+              Py_ssize_t count_per_item, lines, dict stats):
+    """The canonical set on the free items ``free_idx``, into ``S_a`` (which
+    holds an optimal set on entry), with ``work``'s pool and multipliers;
+    the arguments are ``_canonical``'s."""
+    _canonical(wa, va_, order, free_idx, S_a, j, tgt, lam, d, integral, tol,
+               &work.pool, &work.card, count, count_states, count_per_item, lines, stats)
+
+
+def _group_ids_py(const double[::1] w, const double[::1] v):
+    """For tests: the canonical pass's groups of identical items."""
+    return _identical_groups(w, v, _sort_ascending_py(w))

@@ -618,3 +618,37 @@ def test_prefix_probe_skips_the_chain_on_subset_sum():
     assert off.stats["probes"] == 0
     assert on.stats["probes_found"] >= 1
     assert on.stats["queries"] < off.stats["queries"]
+
+
+# Subset-sum items (value = weight): the canonical pass asks its questions of
+# the complement in the prefix when that is the smaller one
+# (``_canonical._complement``), and finds the least prefix that holds a set by
+# bisection (``_least_prefix``).
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 14).flatmap(lambda n: st.tuples(st.lists(st.integers(1, 30), min_size=n, max_size=n),
+                                                      st.integers(0, 200))))
+def test_subset_sum_brute_force(case):
+    w, cap = case
+    val, saved = brute_force(w, w, cap)
+    s = solve([float(a) for a in w], [float(a) for a in w], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_subset_sum_complement_against_dp(seed):
+    import random
+
+    rng = random.Random(700 + seed)
+    asked = 0
+    for _ in range(60):
+        n, R = rng.randint(20, 300), rng.choice([100, 1000, 10_000])
+        inst = instances.pisinger("subset_sum", n, R, rng.randrange(10**6))
+        w = [float(int(x)) for x in inst.memory]
+        c = float(rng.randint(int(sum(w)) // 4, 3 * int(sum(w)) // 4))
+        ref = solve(w, w, c, scale=1, solver="dp")
+        got = solve(w, w, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, c)
+        asked += got.stats.get("complements", 0)
+    assert asked > 0  # the complement answered, so that path was taken

@@ -99,7 +99,14 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    pass) may reach the target (left out, the new witness); otherwise a
    *decide* run on the free items below it either finds a new witness
    without it (left out) or proves it is needed (a 512-state heuristic run
-   is tried first). Knowing OPT makes these runs
+   is tried first, unless the last one found nothing). Before it, a decide
+   run on the shortest prefix the bounds allow, within a budget, may leave
+   out every witness item above that prefix at once. On subset-sum items
+   (value = weight) a set S below k with tgt <= w(S) <= j exists iff its
+   complement in the prefix, of weight between pre - j and pre - tgt, does:
+   when pre - tgt < j that is the smaller question (only items of weight
+   at most pre - tgt take part), and a yes is followed by bisection down to
+   the least prefix that holds a set. Knowing OPT makes these runs
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count

@@ -620,10 +620,11 @@ def test_prefix_probe_skips_the_chain_on_subset_sum():
     assert on.stats["queries"] < off.stats["queries"]
 
 
-# Subset-sum items (value = weight): the canonical pass asks its questions of
-# the complement in the prefix when that is the smaller one
-# (``_canonical._complement``), and finds the least prefix that holds a set by
-# bisection (``_least_prefix``).
+# The canonical pass asks a question of the complement in the prefix, a
+# knapsack with weights and values swapped, when that is the smaller one
+# (``_canonical._complement``), and after a yes finds the least prefix that
+# holds a set by bisection (``_least_prefix``). Subset-sum and profit ceiling
+# items take that path.
 
 
 @settings(max_examples=300, deadline=None)
@@ -636,19 +637,21 @@ def test_subset_sum_brute_force(case):
     assert (s.value, s.saved) == (val, saved)
 
 
-@pytest.mark.parametrize("seed", range(3))
-def test_subset_sum_complement_against_dp(seed):
+@pytest.mark.parametrize("family", ["subset_sum", "profit_ceiling", "strongly", "circle"])
+def test_complement_against_dp(family):
     import random
 
-    rng = random.Random(700 + seed)
+    rng = random.Random(700 + len(family))
     asked = 0
     for _ in range(60):
         n, R = rng.randint(20, 300), rng.choice([100, 1000, 10_000])
-        inst = instances.pisinger("subset_sum", n, R, rng.randrange(10**6))
+        inst = instances.pisinger(family, n, R, rng.randrange(10**6))
         w = [float(int(x)) for x in inst.memory]
+        v = [float(int(x)) for x in inst.runtimes]
         c = float(rng.randint(int(sum(w)) // 4, 3 * int(sum(w)) // 4))
-        ref = solve(w, w, c, scale=1, solver="dp")
-        got = solve(w, w, c, scale=1, solver="sparse")
-        assert (got.value, got.saved) == (ref.value, ref.saved), (w, c)
+        ref = solve(w, v, c, scale=1, solver="dp")
+        got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
         asked += got.stats.get("complements", 0)
-    assert asked > 0  # the complement answered, so that path was taken
+    if family in ("subset_sum", "profit_ceiling"):
+        assert asked > 0  # the complement answered, so that path was taken

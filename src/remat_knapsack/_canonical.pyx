@@ -92,7 +92,6 @@ cdef struct Scan:
     Py_ssize_t no_runs          # those that proved an item needed
     Py_ssize_t no_states        # ... and their states
     Py_ssize_t wdone            # witness items passed
-    bint sums                   # subset-sum items: every free value equals its weight
     Py_ssize_t proved_at        # ``_least_prefix`` proved that no set lies below this item ...
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
@@ -115,15 +114,15 @@ cdef enum:
 
 
 cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const double* rv,
-                        Py_ssize_t k, double wcap=INFINITY) noexcept nogil:
-    """The free items below k (of weight at most ``wcap``), in the order of
-    ``rank`` (``rw``, ``rv``: their weights and values in that order), into
-    the run's arrays (sw, sv, sr), and their weight order into ``hint``: the
-    free items' weight order filtered, O(n) instead of a sort per run."""
+                        Py_ssize_t k) noexcept nogil:
+    """The free items below k, in the order of ``rank`` (``rw``, ``rv``:
+    their weights and values in that order), into the run's arrays (sw, sv,
+    sr), and their weight order into ``hint``: the free items' weight order
+    filtered, O(n) instead of a sort per run."""
     cdef Py_ssize_t q, m, h = 0, nsub = 0
     for q in range(s.nu):
         m = rank[q]
-        if m < k and rw[q] <= wcap:
+        if m < k:
             s.sw[nsub] = rw[q]
             s.sv[nsub] = rv[q]
             s.sr[nsub] = m
@@ -131,30 +130,49 @@ cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const
             nsub += 1
     for q in range(s.nu):
         m = s.w_rank[q]
-        if m < k and s.fw[m] <= wcap:
+        if m < k:
             s.hint[h] = s.pos[m]
             h += 1
     return nsub
 
 
+# The count term mu * k of a decide run's bound is negligible below this
+# share of its target (a fitted mu of 1e-10 on profit ceiling items).
+cdef double COUNT_NEGLIGIBLE = 1e-6
+
+
 cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
-    """Subset-sum items (every free value equals its weight): whether the
-    free items below k hold a set S with tgt <= w(S) <= j, asked of its
-    complement E in that prefix, which weighs between pre - j and pre - tgt
-    (pre: the prefix's weight). Only items of weight at most pre - tgt can
-    be in E, so the decide run takes those alone, with that capacity: at a
-    tight prefix (pre just above the target) a few light items, where the
-    direct run searches them all. Returns LEAVE_OUT (s.Sf is the prefix less
-    E), KEEP, 0 when this is not the smaller question (pre - tgt >= j), or
-    a negative code."""
-    cdef double hi = s.pre_w[k] - s.tgt, lo = s.pre_w[k] - s.j
-    cdef Py_ssize_t nsub, q, r, bb
+    """Whether the free items below k hold a set S with w(S) <= j and
+    v(S) >= tgt, asked of its complement E in that prefix: with pre_w,
+    pre_v the prefix's sums, E must shed weight w(E) >= pre_w - j while
+    giving up value v(E) <= pre_v - tgt. That is a knapsack with the roles
+    swapped (weights v, values w, capacity pre_v - tgt, goal pre_w - j), on
+    the items of value at most pre_v - tgt only: at a tight prefix (pre_v
+    just above the target) a few items, where the direct run searches all of
+    them. Asked when that capacity is below the target (integer values, not
+    in count mode) and either the complement holds at most half the prefix's
+    items or the direct run has no count bound to lean on (the swapped run
+    has none: on inverse strongly correlated items, where the count bound is
+    tight, the complement took 6x the states; on profit ceiling items, whose
+    fitted count multiplier is 0 up to rounding, 0.4x). Returns LEAVE_OUT
+    (s.Sf is the prefix less E), KEEP, 0 when not asked, or a negative
+    code."""
+    cdef double vcap = s.pre_v[k] - s.tgt, wgoal = s.pre_w[k] - s.j
+    cdef Py_ssize_t nsub = 0, q, m, r, bb
     cdef double zz
-    if not s.sums or not s.integral or s.cm or hi >= s.j:
+    if not s.integral or s.cm or vcap >= s.tgt or wgoal <= 0:
         return 0
-    nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k, hi)
-    pool.by_weight = s.hint
-    r = _core(s.sw, s.sv, nsub, hi, 1, lo, s.integral, s.tol, pool, NULL, s.sx, &zz, &bb)
+    for q in range(s.nu - 1, -1, -1):  # ascending v / w: the swapped run's efficiency order
+        m = s.eff_rank[q]
+        if m < k and s.eff_v[q] <= vcap:
+            s.sw[nsub] = s.eff_v[q]
+            s.sv[nsub] = s.eff_w[q]
+            s.sr[nsub] = m
+            nsub += 1
+    if 2 * nsub > k and fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt:
+        return 0
+    pool.by_weight = NULL
+    r = _core(s.sw, s.sv, nsub, vcap, 1, wgoal, 1, 0.0, pool, NULL, s.sx, &zz, &bb)
     if r < 0:
         return r
     if r != FOUND:
@@ -659,7 +677,6 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
     s.cm = s.count_runs = count is not None
-    s.sums = bool(np.array_equal(fv_a, fw_a))
     s.proved_at = -1
     dk = None
     if s.cm:

@@ -150,17 +150,18 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     the items of value at most pre_v - tgt only: at a tight prefix (pre_v
     just above the target) a few items, where the direct run searches all of
     them. Asked when that capacity is below the target (integer values, not
-    in count mode) and either the complement holds at most half the prefix's
-    items or the direct run has no count bound to lean on (the swapped run
-    has none: on inverse strongly correlated items, where the count bound is
-    tight, the complement took 6x the states; on profit ceiling items, whose
-    fitted count multiplier is 0 up to rounding, 0.4x). Returns LEAVE_OUT
-    (s.Sf is the prefix less E), KEEP, 0 when not asked, or a negative
-    code."""
+    in count mode) and the direct run has no count bound to lean on (the
+    swapped run has none: on inverse strongly correlated items, where the
+    count bound is tight, the complement took 6x the states; on profit
+    ceiling items, whose fitted count multiplier is 0 up to rounding, 0.4x).
+    Returns LEAVE_OUT (s.Sf is the prefix less E), KEEP, 0 when not asked,
+    or a negative code."""
     cdef double vcap = s.pre_v[k] - s.tgt, wgoal = s.pre_w[k] - s.j
     cdef Py_ssize_t nsub = 0, q, m, r, bb
     cdef double zz
     if not s.integral or s.cm or vcap >= s.tgt or wgoal <= 0:
+        return 0
+    if fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt:
         return 0
     for q in range(s.nu - 1, -1, -1):  # ascending v / w: the swapped run's efficiency order
         m = s.eff_rank[q]
@@ -169,8 +170,6 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
             s.sv[nsub] = s.eff_w[q]
             s.sr[nsub] = m
             nsub += 1
-    if 2 * nsub > k and fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt:
-        return 0
     pool.by_weight = NULL
     r = _core(s.sw, s.sv, nsub, vcap, 1, wgoal, 1, 0.0, pool, NULL, s.sx, &zz, &bb)
     if r < 0:

@@ -32,8 +32,8 @@ from libc.string cimport memset
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._select cimport group_ids
-from ._sparse cimport (ABS_SLACK, FOUND, INTERRUPTED, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD, REL_LP,
-                       REL_SEARCH, Card, Pool, Workspace, _core, _raise, _tick)
+from ._sparse cimport (ABS_SLACK, FOUND, INTERRUPTED, LINE_TOL, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD,
+                       REL_LP, REL_SEARCH, Card, Pool, Workspace, _core, _raise, _tick)
 
 from ._lines import Below
 from ._sparse import _sort_ascending_py
@@ -92,6 +92,7 @@ cdef struct Scan:
     Py_ssize_t no_runs          # those that proved an item needed
     Py_ssize_t no_states        # ... and their states
     Py_ssize_t wdone            # witness items passed
+    bint on_line                # the free items lie on the count multipliers' line (the count bound is exact)
     Py_ssize_t proved_at        # ``_least_prefix`` proved that no set lies below this item ...
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
@@ -150,10 +151,12 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     the items of value at most pre_v - tgt only: at a tight prefix (pre_v
     just above the target) a few items, where the direct run searches all of
     them. Asked when that capacity is below the target (integer values, not
-    in count mode) and the direct run has no count bound to lean on (the
-    swapped run has none: on inverse strongly correlated items, where the
-    count bound is tight, the complement took 6x the states; on profit
-    ceiling items, whose fitted count multiplier is 0 up to rounding, 0.4x).
+    in count mode), unless the direct run has an exact count bound to lean
+    on (a count term that is not negligible, with the items on its line; the
+    swapped run has none: on inverse strongly correlated items the
+    complement took 6x the states; on profit ceiling items, whose fitted
+    count multiplier is 0 up to rounding, 0.4x; on circle items, off the
+    line, 0.8x the time).
     Returns LEAVE_OUT (s.Sf is the prefix less E), KEEP, 0 when not asked,
     or a negative code."""
     cdef double vcap = s.pre_v[k] - s.tgt, wgoal = s.pre_w[k] - s.j
@@ -161,7 +164,7 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     cdef double zz
     if not s.integral or s.cm or vcap >= s.tgt or wgoal <= 0:
         return 0
-    if fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt:
+    if fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt and s.on_line:
         return 0
     for q in range(s.nu - 1, -1, -1):  # ascending v / w: the swapped run's efficiency order
         m = s.eff_rank[q]
@@ -739,6 +742,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint = &sr[0], &pos[0], &hint[0]
+    s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
     fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
     r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)

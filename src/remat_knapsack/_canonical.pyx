@@ -162,10 +162,16 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     cdef double vcap = s.pre_v[k] - s.tgt, wgoal = s.pre_w[k] - s.j
     cdef Py_ssize_t nsub = 0, q, m, r, bb
     cdef double zz
-    if not s.integral or s.cm or vcap >= s.tgt or wgoal <= 0:
+    if not s.integral or s.cm or vcap >= s.tgt:
         return 0
     if fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt and s.on_line:
         return 0
+    if wgoal <= 0:  # every item below k fits (inside ``_least_prefix``): is their value enough?
+        if vcap < 0:
+            return KEEP
+        for q in range(k + 1):
+            s.Sf[q] = q < k
+        return LEAVE_OUT
     for q in range(s.nu - 1, -1, -1):  # ascending v / w: the swapped run's efficiency order
         m = s.eff_rank[q]
         if m < k and s.eff_v[q] <= vcap:
@@ -289,7 +295,8 @@ cdef Py_ssize_t _least_prefix(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
             for q in range(mid, k + 1):
                 s.Sf[q] = 0
             hi = mid
-        else:  # KEEP: none below mid (0, not asked, cannot occur below k)
+        else:  # KEEP: none below mid (0, not asked, cannot occur below k: the
+            # capacity and the count term only shrink with the prefix)
             s.proved_at, s.proved_tgt = mid, s.tgt  # the question at item mid
             lo = mid + 1
     return LEAVE_OUT

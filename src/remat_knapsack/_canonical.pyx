@@ -137,12 +137,31 @@ cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const
     return nsub
 
 
+cdef void _new_witness(Scan* s, Py_ssize_t p, Py_ssize_t top, Py_ssize_t nsub, bint dropped) noexcept nogil:
+    """s.Sf from a run's set on the free items below p (run items s.sr,
+    chosen s.sx), every item from p up to ``top`` left out. ``dropped``: the
+    run's set is what the prefix leaves out (a complement run), else what it
+    takes."""
+    cdef Py_ssize_t q
+    for q in range(p, top + 1):
+        s.Sf[q] = 0
+    if dropped:
+        for q in range(p):
+            s.Sf[q] = 1
+        for q in range(nsub):
+            if s.sx[q]:
+                s.Sf[s.sr[q]] = 0
+    else:
+        for q in range(nsub):
+            s.Sf[s.sr[q]] = s.sx[q]
+
+
 # The count term mu * k of a decide run's bound is negligible below this
 # share of its target (a fitted mu of 1e-10 on profit ceiling items).
 cdef double COUNT_NEGLIGIBLE = 1e-6
 
 
-cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) noexcept nogil:
     """Whether the free items below k hold a set S with w(S) <= j and
     v(S) >= tgt, asked of its complement E in that prefix: with pre_w,
     pre_v the prefix's sums, E must shed weight w(E) >= pre_w - j while
@@ -157,8 +176,8 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     complement took 6x the states; on profit ceiling items, whose fitted
     count multiplier is 0 up to rounding, 0.4x; on circle items, off the
     line, 0.8x the time).
-    Returns LEAVE_OUT (s.Sf is the prefix less E), KEEP, 0 when not asked,
-    or a negative code."""
+    Returns LEAVE_OUT (s.Sf is the prefix less E, the items from k up to
+    ``top`` left out), KEEP, 0 when not asked, or a negative code."""
     cdef double vcap = s.pre_v[k] - s.tgt, wgoal = s.pre_w[k] - s.j
     cdef Py_ssize_t nsub = 0, q, m, r, bb
     cdef double zz
@@ -169,8 +188,7 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if wgoal <= 0:  # every item below k fits (inside ``_least_prefix``): is their value enough?
         if vcap < 0:
             return KEEP
-        for q in range(k + 1):
-            s.Sf[q] = q < k
+        _new_witness(s, k, top, 0, True)
         return LEAVE_OUT
     for q in range(s.nu - 1, -1, -1):  # ascending v / w: the swapped run's efficiency order
         m = s.eff_rank[q]
@@ -185,11 +203,7 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return r
     if r != FOUND:
         return KEEP
-    for q in range(k + 1):
-        s.Sf[q] = q < k
-    for q in range(nsub):
-        if s.sx[q]:
-            s.Sf[s.sr[q]] = 0
+    _new_witness(s, k, top, nsub, True)
     s.complements += 1
     return LEAVE_OUT
 
@@ -284,16 +298,14 @@ cdef Py_ssize_t _least_prefix(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     questions. The proof that none lies below p - 1 (the next witness item),
     when the search made it, is remembered (``proved_at``) so the pass does
     not ask it again. Returns LEAVE_OUT or a negative code."""
-    cdef Py_ssize_t lo = _shortest_prefix(s, k), hi = k, mid, q, r
+    cdef Py_ssize_t lo = _shortest_prefix(s, k), hi = k, mid, r
     while lo < hi:
         mid = lo + (hi - lo) // 2
         s.queries += 1
-        r = _complement(s, pool, mid)
+        r = _complement(s, pool, mid, k)
         if r < 0:
             return r
         if r == LEAVE_OUT:  # a set below mid: s.Sf holds it
-            for q in range(mid, k + 1):
-                s.Sf[q] = 0
             hi = mid
         else:  # KEEP: none below mid (0, not asked, cannot occur below k: the
             # capacity and the count term only shrink with the prefix)
@@ -307,7 +319,7 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     first (count path), within a budget: near-line items can make its
     equal-count states explode, and then the pass goes on without them.
     Returns LEAVE_OUT (s.Sf is the run's witness), KEEP or a negative code."""
-    cdef Py_ssize_t nsub, q, r = OVER_BUDGET, g0 = pool.generated
+    cdef Py_ssize_t nsub, r = OVER_BUDGET, g0 = pool.generated
     cdef Py_ssize_t bb
     cdef double zz
     s.queries += 1
@@ -315,7 +327,7 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return INTERRUPTED
     if s.proved_at == k and s.proved_tgt == s.tgt:  # the search below proved it
         return KEEP
-    r = _complement(s, pool, k)
+    r = _complement(s, pool, k, k)
     if r == KEEP:
         s.no_runs += 1
         s.no_states += pool.generated - g0
@@ -337,9 +349,7 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if r < 0:
         return r
     if r == FOUND:
-        for q in range(nsub):
-            s.Sf[s.sr[q]] = s.sx[q]
-        s.Sf[k] = 0
+        _new_witness(s, k, k, nsub, False)
         return LEAVE_OUT
     s.no_runs += 1
     s.no_states += pool.generated - g0
@@ -539,7 +549,7 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     0 (no answer: over budget, or no such set) or a negative code. After a
     0 no probe runs until the pass keeps an item. Not in count mode (its
     runs need sets of exactly s.kneed items)."""
-    cdef Py_ssize_t p, nsub, r, q
+    cdef Py_ssize_t p, nsub, r
     if s.cm or s.probe_off:
         return 0
     p = _shortest_prefix(s, k)
@@ -557,10 +567,7 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return 0
     if r < 0:
         return r
-    for q in range(p, k + 1):
-        s.Sf[q] = 0
-    for q in range(nsub):
-        s.Sf[s.sr[q]] = s.sx[q]
+    _new_witness(s, p, k, nsub, False)
     s.probes_found += 1
     return LEAVE_OUT
 

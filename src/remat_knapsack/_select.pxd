@@ -5,8 +5,9 @@
 items any set can hold, ``kmax``), by a quickselect that carries weight sums
 (expected O(n); a sort and a prefix sum before). ``group_ids``: which items
 are identical (same weight and value), by open-addressing hashing (expected
-O(n); a sort of a pair key before). Both replace O(n log n) work that cost
-2-8 ms at 10^5 items (docs/sparse.md).
+O(n), a cache miss an item): the canonical pass's fallback when one pass
+over the weight order cannot tell (a run of equal weights mixes values). They
+replace O(n log n) work that cost 2-8 ms at 10^5 items (docs/sparse.md).
 """
 
 from libc.math cimport floor

@@ -472,7 +472,7 @@ class _Grouped:
                 left[t] -= q
             if near and last in near:
                 cnt = _fill_near(Jh - h, Jl - lo, self.G[last], int(b[last]), near[last])
-            elif Jh == 0 and self.G[last] <= J:  # one limb: every weight is below 2**61
+            elif Jh == 0:  # one limb: every weight (and G[last] <= J, as it fits) is below 2**61
                 cnt = fill_one_limb(lo, Jl, self.G[last], int(b[last]))
             else:
                 cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))

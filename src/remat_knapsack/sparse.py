@@ -101,12 +101,14 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    without it (left out) or proves it is needed (a 512-state heuristic run
    is tried first, unless the last one found nothing). Before it, a decide
    run on the shortest prefix the bounds allow, within a budget, may leave
-   out every witness item above that prefix at once. On subset-sum items
-   (value = weight) a set S below k with tgt <= w(S) <= j exists iff its
-   complement in the prefix, of weight between pre - j and pre - tgt, does:
-   when pre - tgt < j that is the smaller question (only items of weight
-   at most pre - tgt take part), and a yes is followed by bisection down to
-   the least prefix that holds a set. Knowing OPT makes these runs
+   out every witness item above that prefix at once. A set S below k with
+   w(S) <= j and v(S) >= tgt exists iff the prefix holds a set E to drop
+   with v(E) <= pre_v - tgt and w(E) >= pre_w - j (its sums pre_v, pre_w):
+   a knapsack with weights and values swapped, over the items of value at
+   most pre_v - tgt only. At a tight prefix that is the smaller question;
+   it is asked when pre_v - tgt < tgt, unless the direct run has an exact
+   count bound (items on the multipliers' line), and a yes is followed by
+   bisection down to the least prefix that holds a set. Knowing OPT makes these runs
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count

@@ -1,6 +1,7 @@
-"""Seeds 3-7 (not the benchmark's 0-2, on which 0.4's changes were tuned):
-``auto`` on multiple strongly correlated and circle items, median over the
-seeds. Run it beside an older tree to compare:
+"""Seeds 3-7 (not the benchmark's 0-2, on which 0.4's and 0.5's changes were
+tuned): ``auto`` on the rows those changes moved most, median over the seeds.
+Circle n=10^4 takes minutes (its seeds 3-7 run 3-43 s each). Run it beside an
+older tree to compare:
 
     PYTHONPATH=src python benchmarks/bench_unseen_seeds.py
     PYTHONPATH=/path/to/old/src python benchmarks/bench_unseen_seeds.py
@@ -11,7 +12,15 @@ import time
 
 from remat_knapsack import instances, solve
 
-CASES = [("multiple_strongly", 10_000, 10**4), ("multiple_strongly", 1_000, 10**6), ("circle", 1_000, 10**6)]
+CASES = [
+    ("multiple_strongly", 10_000, 10**4),
+    ("multiple_strongly", 1_000, 10**6),
+    ("subset_sum", 1_000, 10**6),
+    ("profit_ceiling", 1_000, 10**6),
+    ("spanner_strongly", 1_000, 10**6),
+    ("circle", 1_000, 10**6),
+    ("circle", 10_000, 10**4),
+]
 SEEDS = range(3, 8)
 
 

@@ -655,3 +655,127 @@ def test_complement_against_dp(family):
         asked += got.stats.get("complements", 0)
     if family in ("subset_sum", "profit_ceiling"):
         assert asked > 0  # the complement answered, so that path was taken
+
+
+# Avoid mode (``_sparse._core`` with ``pool.avoid``): a decide run for a set
+# *other than* a given one, which the canonical pass asks to prove its witness
+# the only optimal set left (``_canonical._unique``).
+
+
+def _brute_other(w, v, c, goal, avoid):
+    """Whether some set other than ``avoid`` fits c and is worth >= goal."""
+    for bits in itertools.product((0, 1), repeat=len(w)):
+        if list(bits) != list(avoid) and sum(a for a, b in zip(w, bits) if b) <= c \
+                and sum(a for a, b in zip(v, bits) if b) >= goal:
+            return True
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(0, 10).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(1, 12), min_size=n, max_size=n), st.lists(st.integers(0, 12), min_size=n, max_size=n),
+    st.lists(st.integers(0, 1), min_size=n, max_size=n), st.integers(0, 60), st.integers(0, 60))))
+def test_avoid_mode_brute_force(case):
+    w, v, avoid, c, goal = case
+    order = sorted(range(len(w)), key=lambda i: -v[i] / w[i])
+    ws = np.array([w[i] for i in order], dtype=float)
+    vs = np.array([v[i] for i in order], dtype=float)
+    av = np.array([avoid[i] for i in order], dtype=np.uint8)
+    got = _sparse._other_py(ws, vs, float(c), float(goal), av)
+    assert (got is not None) == _brute_other(list(ws), list(vs), c, goal, list(av))
+    if got is not None:  # the set returned is another one, fits and reaches the goal
+        assert list(got) != list(av)
+        assert float(ws[got.astype(bool)].sum()) <= c and float(vs[got.astype(bool)].sum()) >= goal
+
+
+@pytest.mark.parametrize("family", ["strongly", "circle", "uncorrelated", "subset_sum"])
+def test_avoid_mode_long_runs(family):
+    # Runs of more than 64 core steps rebuild their set with a recovery run,
+    # which must avoid the avoided set's part when the rest agrees with it.
+    # Avoiding the optimum found by dp: another set reaches OPT exactly when
+    # some item can be flipped (a forced flip solved by dp), brute force by items.
+    import random
+
+    rng = random.Random(50 + len(family))
+    for _ in range(4):
+        n = rng.randint(120, 200)
+        inst = instances.pisinger(family, n, 300, rng.randrange(10**6))
+        w = [float(int(x)) for x in inst.memory]
+        v = [float(int(x)) for x in inst.runtimes]
+        c = float(sum(w) // 2)
+        opt = solve(w, v, c, scale=1, solver="dp")
+        S = np.zeros(n, dtype=np.uint8)
+        S[opt.saved] = 1
+        other = False  # does a set other than S reach OPT? flip each item in turn
+        for i in range(n):
+            rest = [j for j in range(n) if j != i]
+            cap = c - (w[i] if not S[i] else 0.0)
+            if cap < 0:
+                continue
+            sub = solve([w[j] for j in rest], [v[j] for j in rest], cap, scale=1, solver="dp")
+            if sub.value + (v[i] if not S[i] else 0.0) >= opt.value:
+                other = True
+                break
+        order = sorted(range(n), key=lambda i: -v[i] / w[i])
+        ws = np.array([w[i] for i in order])
+        vs = np.array([v[i] for i in order])
+        got = _sparse._other_py(ws, vs, c, opt.value, S[order])
+        assert (got is not None) == other
+        if got is not None:
+            assert list(got) != list(S[order])
+            assert ws[got.astype(bool)].sum() <= c and vs[got.astype(bool)].sum() >= opt.value
+
+
+def _unique_from(states):
+    return _configured(lambda x: (_canonical._configure_unique(x),), states)
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+def test_unique_run_brute_force(case):
+    w, v, cap = case
+    val, saved = brute_force(w, v, cap)
+    with _unique_from(0):
+        s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unique_run_against_dp(seed):
+    # Asked at every witness item a decide run would settle: Pisinger's
+    # families and few distinct values (many optimal sets), against dp.
+    import random
+
+    rng = random.Random(300 + seed)
+    tries = proved = 0
+    for _ in range(120):
+        if rng.random() < 0.6:
+            fam, n, R = rng.choice(instances.ALL_CLASSES), rng.randint(20, 300), rng.choice([100, 1000])
+            inst = instances.pisinger(fam, n, R, rng.randrange(10**6))
+            w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+        else:
+            n, R = rng.randint(5, 200), rng.choice([3, 10, 30])
+            w = [float(rng.randint(1, R)) for _ in range(n)]
+            v = [float(rng.randint(0, R)) for _ in range(n)]
+        c = float(rng.randint(0, int(sum(w))))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        with _unique_from(0):
+            got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
+        tries += got.stats.get("unique_tries", 0)
+        proved += got.stats.get("unique", 0)
+    assert proved > 0 and tries > proved  # both outcomes were taken
+
+
+def test_unique_run_settles_a_unique_optimum():
+    # Circle items: a nearly unique optimum under loose bounds, where the
+    # top-down pass proves witness items needed one decide run each.
+    inst = instances.pisinger("circle", 2_000, 10_000, 3)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    with _unique_from(-1):
+        off = solve(*args, scale=1, solver="sparse")
+    on = solve(*args, scale=1, solver="sparse")
+    assert (on.value, on.saved) == (off.value, off.saved)
+    assert off.stats["unique_tries"] == 0
+    assert on.stats["unique"] == 1
+    assert on.stats["queries"] < off.stats["queries"]

@@ -32,7 +32,7 @@ from libc.string cimport memset
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
 from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._select cimport group_ids
-from ._sparse cimport (ABS_SLACK, FOUND, INTERRUPTED, LINE_TOL, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD,
+from ._sparse cimport (ABS_SLACK, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD,
                        REL_LP, REL_SEARCH, Card, Pool, Workspace, _core, _raise, _tick)
 
 from ._lines import Below
@@ -106,6 +106,11 @@ cdef struct Scan:
     Py_ssize_t fwd_work
     Py_ssize_t fwd_tries
     bint fwd_done
+    uint8_t* av                 # a uniqueness run's avoided set (the witness, gathered)
+    Py_ssize_t uniq_next        # proof states at which to ask ``_unique`` next
+    Py_ssize_t uniq_tries       # uniqueness runs
+    Py_ssize_t uniq_states      # ... their states
+    bint uniq_done              # one proved the witness the only set left
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
@@ -253,25 +258,32 @@ cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept 
 cdef Py_ssize_t BEAM_MISSES = 1
 
 
+cdef void _run_counts(Scan* s, Py_ssize_t k, double kmax) noexcept nogil:
+    """With the count structures: the decide runs' card gets the counts of
+    the free items below k, ``kmax`` and their values largest first (from
+    the order sorted once)."""
+    cdef Py_ssize_t i, q = 0
+    if not s.counts:
+        return
+    for i in range(s.nu):
+        if s.by_v[i] < k:
+            s.st[q + 1] = s.st[q] + s.fv[s.by_v[i]]
+            q += 1
+    s.qcard.topv = s.st
+    s.qcard.ntop = q
+    s.qcard.kmax = kmax
+
+
 cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noexcept nogil:
     """Can the gathered run items (efficiency order) reach s.tgt within s.j?
     A decide run (a 512-state heuristic run first when the count bound is
     active, unless BEAM_MISSES of them in a row found nothing: a heuristic
     run only pays on a yes, and proofs tend to come in runs, as on circle
     items, where they cost a sixth of the states; the next yes of a full run
-    turns them on again). With the count structures the card gets that item
-    set's counts: s.kmax, and its values largest first from the order sorted
-    once."""
-    cdef Py_ssize_t i, q = 0, bb, r = 0
+    turns them on again), with the counts of ``_run_counts``."""
+    cdef Py_ssize_t bb, r = 0
     cdef double zz
-    if s.counts:
-        for i in range(s.nu):
-            if s.by_v[i] < k:
-                s.st[q + 1] = s.st[q] + s.fv[s.by_v[i]]
-                q += 1
-        s.qcard.topv = s.st
-        s.qcard.ntop = q
-        s.qcard.kmax = s.kmax
+    _run_counts(s, k, s.kmax)
     if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
         pool.beam = QBEAM
         pool.by_weight = s.hint
@@ -505,6 +517,79 @@ cdef Py_ssize_t _try_forward(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return SCAN_DONE
 
 
+# A uniqueness run (``_unique``) is asked once the decide runs that proved
+# items needed have used UNIQUE_FROM states, and again each time that
+# doubles (plus what the last one cost).
+cdef Py_ssize_t UNIQUE_FROM = 20000
+
+
+def _configure_unique(Py_ssize_t states_from):
+    """Test knob: the proof states after which the canonical pass asks a
+    uniqueness run (0: at every witness item a decide run would settle;
+    -1: never). Returns the old value."""
+    global UNIQUE_FROM
+    old = UNIQUE_FROM
+    UNIQUE_FROM = states_from
+    return old
+
+
+cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Whether the witness is the only set of the free items 0..k within
+    s.j reaching s.tgt: one decide run in avoid mode (``_core``: the states
+    that differ from the witness, and its own chain aside). If it is, every
+    witness item from k down is needed (with the items above kept, a set
+    without it would be another) and every other item is left out: SCAN_DONE,
+    s.Sf is the canonical choice of items 0..k. Where the top-down pass
+    proves its witness items needed one decide run each (a nearly unique
+    optimum with loose bounds, as on circle items), this is one run for all.
+    Otherwise the run found another set T: it becomes the witness if the
+    canonical rule prefers it (at the highest item where the two differ, T
+    leaves it out), and LEAVE_OUT when that item is k; else 0. Or a
+    negative code."""
+    cdef Py_ssize_t nsub, q, h = -1, bb, r
+    cdef double zz, tw = 0, tv = 0
+    if _tick(pool, s.nu):  # the gather
+        return INTERRUPTED
+    s.uniq_tries += 1
+    nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k + 1)
+    for q in range(nsub):
+        s.av[q] = s.Sf[s.sr[q]]
+    _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
+    pool.by_weight = s.hint
+    pool.avoid = s.av
+    r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
+    if r == NOT_FOUND:
+        s.uniq_done = 1
+        return SCAN_DONE
+    if r != FOUND:
+        return r
+    for q in range(nsub):  # T: another set, within s.j, reaching s.tgt
+        if s.sx[q]:
+            tw += s.sw[q]
+            tv += s.sv[q]
+        if s.sx[q] != s.av[q] and s.sr[q] > h:
+            h = s.sr[q]
+    if h < 0 or tw > s.j or tv < s.tgt - s.tol:
+        return INCONSISTENT
+    if not s.Sf[h]:  # the witness leaves out h where T takes it: keep the witness
+        return 0
+    _new_witness(s, k + 1, k, nsub, False)
+    return LEAVE_OUT if h == k else 0
+
+
+cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """``_unique`` when the proofs so far make it worth a run (UNIQUE_FROM,
+    then doubling). Returns its result, or 0 when not asked."""
+    cdef Py_ssize_t g0 = pool.generated, r
+    if UNIQUE_FROM < 0 or s.no_states < s.uniq_next or (UNIQUE_FROM > 0 and s.no_runs == 0):
+        return 0
+    r = _unique(s, pool, k)
+    s.uniq_states += pool.generated - g0
+    if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
+        s.uniq_next = 2 * s.no_states + (pool.generated - g0)
+    return r
+
+
 # A prefix probe (``_prefix_probe``) is tried when the shortest prefix the bounds allow
 # lies at least PROBE_GAP items below the witness item, within a budget of
 # PROBE_STATES states plus PROBE_PER_ITEM per item of that prefix.
@@ -628,6 +713,9 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogi
     r = _prefix_probe(s, pool, k)
     if r != 0:
         return r
+    r = _try_unique(s, pool, k)
+    if r != 0:
+        return r
     if s.no_states >= s.fwd_next:
         r = _try_forward(s, pool, k)
         if r != 0:
@@ -688,6 +776,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     memset(&s, 0, sizeof(Scan))
     s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
     s.count_states, s.count_per_item, s.fwd_next = count_states, count_per_item, FWD_FROM
+    s.uniq_next = UNIQUE_FROM
     s.qcard = card[0]
     s.qcard.topv = NULL  # decide runs on subsets count their own items
     fw_a = np.ascontiguousarray(wa[free_idx])
@@ -745,6 +834,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
     cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8), fx = np.zeros(nu, dtype=np.uint8)
+    cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
@@ -755,7 +845,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
-    s.sr, s.pos, s.hint = &sr[0], &pos[0], &hint[0]
+    s.sr, s.pos, s.hint, s.av = &sr[0], &pos[0], &hint[0], &av[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
     fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
@@ -774,6 +864,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     stats["forward"] = int(s.fwd_done)
     stats["forward_work"] = s.fwd_work
     stats["forward_tries"] = s.fwd_tries
+    stats["unique_tries"] = s.uniq_tries
+    stats["unique_states"] = s.uniq_states
+    stats["unique"] = int(s.uniq_done)
     S_a[free_idx] = Sf_a
     return 0
 

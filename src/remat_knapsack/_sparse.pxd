@@ -90,6 +90,9 @@ cdef struct Pool:
     Py_ssize_t limit         # > 0: give up (OVER_BUDGET) once this many states were generated
     Py_ssize_t ticks         # work since the last signal check
     const Py_ssize_t* by_weight  # the next run's items by ascending weight, or NULL (taken by that run)
+    # The next decide run seeks a set *other than* this one (over its items,
+    # in its order), or NULL (taken by that run): ``_core``'s avoid mode.
+    const uint8_t* avoid
     bint stop                # a signal handler raised: every run returns INTERRUPTED
     # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an
     # optimise run whose incumbent reaches it stops.

@@ -43,7 +43,7 @@ import numpy as np
 from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memset
+from libc.string cimport memmove, memset
 
 from ._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
@@ -530,6 +530,16 @@ cdef struct Run:
     Py_ssize_t best_item
     uint64_t best_V[VW]
     bint found               # stop: the goal is reached, or the incumbent meets a global bound
+    # Avoid mode (decide runs only): a set other than ``avoid`` must reach the
+    # goal. The list then holds only states that differ from it on a core
+    # item; the one state that agrees (the *chain*: weight, value, count,
+    # decision bits) is kept aside, and each step adds its other child to
+    # the list (``_chain_step``).
+    const uint8_t* avoid
+    double cw
+    double cp
+    int32_t ck
+    uint64_t cv[VW]
 
 
 cdef void _free_run(Run* r) noexcept nogil:
@@ -599,10 +609,12 @@ cdef Py_ssize_t _plain_start(Run* r, uint8_t* x) noexcept nogil:
     cdef double term
     r.b = _break_greedy(r.w, r.v, r.n, r.c, x, &r.wsum, &r.psum, &r.gp)
     if r.b == r.n:
+        if r.avoid != NULL:
+            return _all_fit_other(r, x)
         return NOT_FOUND if r.decide and r.psum < r.goal - r.tol else FOUND
     term = (r.c - r.wsum) * (r.v[r.b] / r.w[r.b])
     r.ub0 = r.psum + term
-    if r.decide and r.gp >= r.goal - r.tol:
+    if r.decide and r.gp >= r.goal - r.tol and not _same(x, r.avoid, r.n):
         return FOUND
     r.thr = _threshold(r.decide, r.goal, r.gp, r.integral, r.tol)
     if r.ub0 + _slack(r.psum, term) < r.thr:
@@ -630,6 +642,33 @@ cdef Py_ssize_t _plain_start(Run* r, uint8_t* x) noexcept nogil:
     if r.ubc + r.sl2 < r.thr:
         return _nothing_better(r)
     return GO_ON
+
+
+cdef inline bint _same(const uint8_t* x, const uint8_t* avoid, Py_ssize_t n) noexcept nogil:
+    """Whether the set ``x`` is ``avoid`` (False when there is none)."""
+    cdef Py_ssize_t i
+    if avoid == NULL:
+        return False
+    for i in range(n):
+        if x[i] != avoid[i]:
+            return False
+    return True
+
+
+cdef Py_ssize_t _all_fit_other(Run* r, uint8_t* x) noexcept nogil:
+    """Avoid mode when every item fits (``x`` holds them all): the best set
+    other than ``avoid`` is all of them when that is another set, else all
+    but the least valuable item. FOUND (``x``, r.gp: it) or NOT_FOUND."""
+    cdef Py_ssize_t i, low = -1
+    if _same(x, r.avoid, r.n):
+        for i in range(r.n):
+            if low < 0 or r.v[i] < r.v[low]:
+                low = i
+        if low < 0:
+            return NOT_FOUND
+        x[low] = 0
+        r.gp = r.psum - r.v[low]
+    return FOUND if r.gp >= r.goal - r.tol else NOT_FOUND
 
 
 cdef inline void _improve(Run* r, const Pool* pool, double P, Py_ssize_t k, Py_ssize_t item,
@@ -743,6 +782,75 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
     return out
 
 
+cdef inline Py_ssize_t _first_heavier(const double* W, Py_ssize_t n, double x, bint strict) noexcept nogil:
+    """The first of the n ascending weights ``W`` above x (``strict``) or at least x."""
+    cdef Py_ssize_t lo = 0, hi = n, mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if W[mid] > x or (not strict and W[mid] == x):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+cdef Py_ssize_t _chain_step(Run* r, Pool* pool, Py_ssize_t out, Py_ssize_t k, Py_ssize_t m, double dw,
+                            double dv, int32_t kx) noexcept nogil:
+    """Avoid mode, after core step k (item m, shifted by dw, dv, kx) merged
+    ``out`` states into W2..: the chain takes the avoided set's decision on
+    m, and its other child, which differs from that set, joins the list
+    unless a state at most as heavy is worth as much or the bounds of
+    ``_merge`` prune it; the states it dominates leave. If it reaches the
+    threshold within c it is the answer. Returns the new count."""
+    cdef Py_ssize_t word = (k % VBITS) >> 6, q, p, e
+    cdef uint64_t bit = (<uint64_t>1) << (k & 63)
+    cdef bint moves = r.avoid[m] != (m < r.b)  # the avoided set flips m
+    cdef double W = r.cw, P = r.cp, ub
+    cdef int32_t K = r.ck
+    cdef uint64_t V[VW]
+    for q in range(VW):
+        V[q] = r.cv[q]
+    if moves:  # the chain shifts; the child that stays is the other one
+        V[word] &= ~bit
+        r.cw += dw
+        r.cp += dv
+        r.ck += kx
+        r.cv[word] |= bit
+    else:
+        W += dw
+        P += dv
+        K += kx
+        V[word] |= bit
+        r.cv[word] &= ~bit
+    ub = _lp_state_bound(W, P, r.c, r.v[r.t] / r.w[r.t] if r.t < r.n else 0.0,
+                         r.v[r.s] / r.w[r.s] if r.s >= 0 else 0.0, r.s >= 0)
+    if ub == -INFINITY or ub < r.thr:
+        return out
+    if r.A != NULL and P + r.lam * (r.c - W) + r.mu * (r.kk - K) + r.A[r.t] + r.B[r.s + 1] + r.sl2 < r.thr:
+        return out
+    e = _first_heavier(pool.W2, out, W, True)
+    if e > 0 and pool.P2[e - 1] >= P:  # dominated (values rise with weight in the list)
+        return out
+    p = _first_heavier(pool.W2, out, W, False)
+    e = p
+    while e < out and pool.P2[e] <= P:  # heavier (or as heavy) and worth no more: dominated
+        e += 1
+    if e != p + 1:  # make room for one state at p, in place of the p..e-1 it dominates
+        memmove(&pool.W2[p + 1], &pool.W2[e], (out - e) * sizeof(double))
+        memmove(&pool.P2[p + 1], &pool.P2[e], (out - e) * sizeof(double))
+        memmove(&pool.K2[p + 1], &pool.K2[e], (out - e) * sizeof(int32_t))
+        memmove(&pool.V2[(p + 1) * VW], &pool.V2[e * VW], (out - e) * VW * sizeof(uint64_t))
+        out += p + 1 - e
+    pool.W2[p] = W
+    pool.P2[p] = P
+    pool.K2[p] = K
+    for q in range(VW):
+        pool.V2[p * VW + q] = V[q]
+    if W <= r.c and P >= r.thr:
+        _improve(r, pool, P, k, -1, V)
+    return out
+
+
 cdef int _pair(Run* r, Pool* pool, Pairs* pr, Py_ssize_t out, Py_ssize_t k,
                const Py_ssize_t* by_weight) noexcept nogil:
     """Pair the merged states with one item outside the core (``_pairs.pxd``);
@@ -830,8 +938,12 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     r.card = card
     r.ubc = INFINITY
     r.best_k = r.best_item = -1
+    r.avoid = pool.avoid
     pool.runs += 1
     pool.by_weight = NULL  # this run's alone, not its recovery runs
+    pool.avoid = NULL  # likewise
+    if r.avoid != NULL and (not decide or (card != NULL and card.kfix >= 0)):
+        return INCONSISTENT  # avoid mode is for plain decide runs
     res = _count_start(&r, x) if card != NULL and card.kfix >= 0 else _plain_start(&r, x)
     bout[0] = r.b
     zout[0] = r.gp
@@ -849,7 +961,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             pool.V[m] = 0
         r.s = r.b - 1
         r.t = r.b
-    while res == GO_ON and cnt > 0 and not r.found:
+        if r.avoid != NULL:  # the start state is the chain's: the list starts empty
+            r.cw, r.cp, r.ck = r.wsum, r.psum, <int32_t>r.b
+            cnt = 0
+    while res == GO_ON and (cnt > 0 or r.avoid != NULL) and not r.found:
         if r.cm:
             _skip_fixed_count(&r)
         else:
@@ -870,10 +985,12 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             kx = -1
             r.s -= 1
         r.seq[k] = m
-        if _reserve(pool, 2 * cnt) < 0:
+        if _reserve(pool, 2 * cnt + 1) < 0:
             res = STATE_LIMIT
             break
         out = _merge(&r, pool, cnt, k, dw, dv, kx, &work)
+        if r.avoid != NULL and not r.found:
+            out = _chain_step(&r, pool, out, k, m, dw, dv, kx)
         if pool.beam > 0 and out > pool.beam and not r.found:
             out = _thin(pool, out)
         if not r.found and not r.cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
@@ -913,7 +1030,7 @@ cdef Py_ssize_t _finish(Run* r, Pool* pool, Py_ssize_t steps, uint8_t* x, double
         card = &lc
     zout[0] = r.best_P
     res = _rebuild(r.w, r.v, r.n, r.c, r.b, r.seq, r.best_k, r.best_V, r.best_item, r.best_P,
-                   r.integral, r.tol, pool, card, x)
+                   r.integral, r.tol, pool, card, r.avoid, x)
     _free_run(r)
     return res
 
@@ -921,13 +1038,14 @@ cdef Py_ssize_t _finish(Run* r, Pool* pool, Py_ssize_t steps, uint8_t* x, double
 cdef Py_ssize_t _rebuild(const double* w, const double* v, Py_ssize_t n, double c, Py_ssize_t b,
                          const Py_ssize_t* seq, Py_ssize_t best_k, const uint64_t* best_V,
                          Py_ssize_t best_item, double best_P, int integral, double tol,
-                         Pool* pool, const Card* card, uint8_t* x) noexcept nogil:
+                         Pool* pool, const Card* card, const uint8_t* avoid, uint8_t* x) noexcept nogil:
     """The best state's set into ``x``: the break solution, the remembered
     core steps (``seq[k]`` for k <= best_k, bits of ``best_V``) flipped, and
     the paired item. Steps older than ``VBITS`` are forgotten: with everything
     else fixed, a decide run on those items recovers them (``_recover``),
     under the beam first when the run had one; if that misses, exactly (the
-    state being rebuilt exists, so the exact run finds it)."""
+    state being rebuilt exists, so the exact run finds it). ``avoid``: the
+    run's avoided set, or NULL."""
     cdef Py_ssize_t i, k, lo, r, beam
     for i in range(n):
         x[i] = i < b
@@ -942,10 +1060,10 @@ cdef Py_ssize_t _rebuild(const double* w, const double* v, Py_ssize_t n, double 
     if lo == 0:
         return FOUND
     beam = pool.beam
-    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x) if beam > 0 else INCONSISTENT
+    r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, avoid, x) if beam > 0 else INCONSISTENT
     if r == INCONSISTENT:
         pool.beam = 0
-        r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, x)
+        r = _recover(w, v, n, c, seq, lo, best_P, integral, tol, pool, card, avoid, x)
         pool.beam = beam
     return r
 
@@ -953,17 +1071,21 @@ cdef Py_ssize_t _rebuild(const double* w, const double* v, Py_ssize_t n, double 
 cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double c,
                          const Py_ssize_t* seq, Py_ssize_t lo, double value,
                          int integral, double tol, Pool* pool, const Card* card,
-                         uint8_t* x) noexcept nogil:
+                         const uint8_t* avoid, uint8_t* x) noexcept nogil:
     """``x`` is right except on the items of core steps 0..lo-1: fix the others
-    and find those by a *decide* run that must reach ``value`` in total."""
+    and find those by a *decide* run that must reach ``value`` in total. In
+    avoid mode, when the others agree with the avoided set, that run avoids
+    its part on those items (the set rebuilt differs from it there)."""
     cdef uint8_t* mark = <uint8_t*>malloc(n)
     cdef uint8_t* subx = <uint8_t*>malloc(lo)
+    cdef uint8_t* subav = <uint8_t*>malloc(lo)
     cdef double* sw = <double*>malloc(lo * sizeof(double))
     cdef double* sv = <double*>malloc(lo * sizeof(double))
     cdef Py_ssize_t i, m = 0, r = STATE_LIMIT, bsub, kdet = 0
     cdef double wdet = 0, pdet = 0, zsub
+    cdef bint agrees = avoid != NULL
     cdef Card sub
-    if mark != NULL and subx != NULL and sw != NULL and sv != NULL:
+    if mark != NULL and subx != NULL and subav != NULL and sw != NULL and sv != NULL:
         for i in range(n):
             mark[i] = 0
         for i in range(lo):
@@ -972,11 +1094,16 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
             if mark[i]:
                 sw[m] = w[i]
                 sv[m] = v[i]
+                if avoid != NULL:
+                    subav[m] = avoid[i]
                 m += 1
-            elif x[i]:
-                wdet += w[i]
-                pdet += v[i]
-                kdet += 1
+            else:
+                if avoid != NULL and x[i] != avoid[i]:
+                    agrees = False
+                if x[i]:
+                    wdet += w[i]
+                    pdet += v[i]
+                    kdet += 1
         r = NOT_FOUND
         if card != NULL and card.kfix >= 0:  # count mode: the rest of the count
             sub = card[0]
@@ -985,6 +1112,7 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
             if sub.kfix < 0:
                 r = INCONSISTENT
         if r == NOT_FOUND:
+            pool.avoid = subav if agrees else NULL
             r = _core(sw, sv, m, c - wdet, 1, value - pdet, integral, tol, pool, card, subx, &zsub, &bsub)
         if r == FOUND:
             m = 0
@@ -996,6 +1124,7 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
             r = INCONSISTENT
     free(mark)
     free(subx)
+    free(subav)
     free(sw)
     free(sv)
     return r
@@ -1019,6 +1148,7 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.ticks = 0
     pool.stop = 0
     pool.by_weight = NULL
+    pool.avoid = NULL
     pool.opt_bound = INFINITY
     return pool
 
@@ -1050,6 +1180,28 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
     cdef Py_ssize_t[::1] cand = cand_
     L = _count_bound(&w[0], &v[0], n, c, k, 0.0, <DI*>&a[0], &cand[0], &lam, &mu, NULL)
     return L, lam, mu
+
+
+def _other_py(const double[::1] w, const double[::1] v, double c, double goal, const uint8_t[::1] avoid):
+    """For tests: a decide run in avoid mode on items (w, v) in efficiency
+    order (integers): a set other than ``avoid`` within c worth at least
+    ``goal``, as a uint8 array, or None when there is none."""
+    cdef Py_ssize_t n = w.shape[0], r, bb
+    cdef double zz
+    cdef Pool pool = _new_pool(1 << 40)
+    out = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] x = out
+    if avoid.shape[0] != n:
+        raise ValueError(f"avoid has {avoid.shape[0]} items, w has {n}")
+    if n == 0:  # the empty set is the only one
+        return None
+    pool.avoid = &avoid[0]
+    with nogil:
+        r = _core(&w[0], &v[0], n, c, 1, goal, 1, 0.0, &pool, NULL, &x[0], &zz, &bb)
+    _release(&pool)
+    if r < 0:
+        _raise(r, pool)
+    return out[:n] if r == FOUND else None
 
 
 def _sort_ascending_py(const double[::1] x):

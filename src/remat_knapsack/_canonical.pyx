@@ -19,8 +19,9 @@ subset-sum items (value = weight) the question goes to the complement in the
 prefix when that is smaller (``_complement``: only the light items can be
 left out of a tight prefix), and a yes is followed down to the least prefix
 that holds a set (``_least_prefix``, bisection). When
-those proofs grow expensive, one forward DP (``_forward``) settles the rest
-(``_try_forward``). ``canonical`` sets up the ``Scan``'s arrays.
+those proofs grow expensive, uniqueness runs (``_unique``) settle whole blocks
+of items on which every set left agrees with the witness.
+``canonical`` sets up the ``Scan``'s arrays.
 """
 
 import numpy as np
@@ -30,10 +31,10 @@ from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
 from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
-from ._forward cimport FWD_DONE, FWD_INTERRUPTED, forward_canonical
 from ._select cimport group_ids
-from ._sparse cimport (ABS_SLACK, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND, OVER_BUDGET, QBEAM, REL_CARD,
-                       REL_LP, REL_SEARCH, Card, Pool, Workspace, _core, _raise, _tick)
+from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
+                       OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, Card, Pool, Workspace, _core,
+                       _raise, _tick)
 
 from ._lines import Below
 from ._sparse import _sort_ascending_py
@@ -65,7 +66,6 @@ cdef struct Scan:
     uint8_t* Sf                 # the current optimal witness
     uint8_t* needed             # per group: an identical item above is needed
     uint8_t* sx                 # a decide run's set
-    uint8_t* fx                 # a forward DP's set
     double* sw                  # a decide run's items (gathered): weights
     double* sv                  # ... values
     double* st                  # ... their values' prefix sums, largest first
@@ -102,21 +102,22 @@ cdef struct Scan:
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
     Py_ssize_t probes_found     # ... that found a set there
     bint probe_off              # one failed since the last item kept: no more until the next
-    Py_ssize_t fwd_next         # proof states at which to try the forward DP next
-    Py_ssize_t fwd_work
-    Py_ssize_t fwd_tries
-    bint fwd_done
     uint8_t* av                 # a uniqueness run's avoided set (the witness, gathered)
     Py_ssize_t uniq_next        # proof states at which to ask ``_unique`` next
     Py_ssize_t uniq_tries       # uniqueness runs
     Py_ssize_t uniq_states      # ... their states
     bint uniq_done              # one proved the witness the only set left
+    Py_ssize_t uniq_blocks      # ... or settled a block of items (``BLOCK``)
+    Py_ssize_t block            # the lowest item of that block
+    Py_ssize_t other_h          # ``_other``: the highest item where its set differs from the witness
+    Py_ssize_t other_n          # ... the items of its run
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
     LEAVE_OUT = 1     # a set below it reaches the target (now the witness)
     KEEP = 2          # it is needed
-    SCAN_DONE = 3     # a forward DP settled every item up to it
+    SCAN_DONE = 3     # a uniqueness run settled every item up to it
+    BLOCK = 4         # a uniqueness run settled the items from it down to s.block
 
 
 cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const double* rv,
@@ -461,132 +462,98 @@ cdef _prefix(x):
     return out
 
 
-# The canonical pass turns to one forward DP (``_forward``) once its decide
-# runs that prove items needed have used this many states, and again each
-# time that doubles, with the work those proofs are expected to take still.
-cdef Py_ssize_t FWD_FROM = 32000000
-cdef Py_ssize_t FWD_MIN_RUNS = 4
-cdef Py_ssize_t FWD_SHARE = 2  # the forward DP gets 1/FWD_SHARE of that: it must be clearly cheaper
-
-
-def _configure_forward(Py_ssize_t states_from):
-    """Test knob: the proof states after which the canonical pass tries the
-    forward DP (0: at its first decide run). Returns the old value."""
-    global FWD_FROM, FWD_MIN_RUNS
-    old = FWD_FROM
-    FWD_FROM = states_from
-    FWD_MIN_RUNS = 4 if states_from > 0 else 0
-    return old
-
-
-cdef Py_ssize_t _proofs_ahead(const Scan* s, Py_ssize_t k) noexcept nogil:
-    """The states the top-down pass should still spend on proofs: its proof
-    states per witness item so far (``wdone`` items passed) times the witness
-    items from k down. 0 before FWD_MIN_RUNS proofs (too early to tell);
-    with no proofs yet (only under the test knob) no limit."""
-    cdef Py_ssize_t q, left = 0
-    if s.no_runs < FWD_MIN_RUNS:
-        return 0
-    if s.no_runs == 0:
-        return 1 << 60
-    for q in range(k + 1):
-        left += s.Sf[q]
-    return s.no_states // (s.wdone if s.wdone > 0 else 1) * left
-
-
-cdef Py_ssize_t _try_forward(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
-    """The proofs cost more than one forward DP would: the items 0..k by
-    ``_forward``, within the work the proofs are expected to take still
-    (else on, and again when the proof states double). Returns SCAN_DONE
-    (s.Sf holds the canonical choice of items 0..k), 0, or INTERRUPTED."""
-    cdef Py_ssize_t q, r, used, budget = _proofs_ahead(s, k) // FWD_SHARE
-    s.fwd_tries += 1
-    s.fwd_next = 2 * s.no_states
-    if budget <= 0:
-        return 0
-    r = forward_canonical(s.fw, s.fv, k + 1, s.j, s.tgt, s.integral, s.tol, budget,
-                          pool.max_states - pool.cap, &used, s.fx)
-    s.fwd_work += used
-    if r == FWD_INTERRUPTED:
-        return INTERRUPTED
-    if r != FWD_DONE:
-        return 0
-    for q in range(k + 1):
-        s.Sf[q] = s.fx[q]
-    s.fwd_done = 1
-    return SCAN_DONE
-
-
-# A uniqueness run (``_unique``) is asked once the decide runs that proved
-# items needed have used UNIQUE_FROM states, and again each time that
-# doubles (plus what the last one cost).
+# The uniqueness runs (``_unique``) are asked once the decide runs that
+# proved items needed have used UNIQUE_FROM states and 1/UNIQUE_SHARE of the
+# states OPT took (a search of about that size each), and again each time
+# the proofs since have cost what the last ones did.
 cdef Py_ssize_t UNIQUE_FROM = 20000
+cdef Py_ssize_t UNIQUE_SHARE = 4
 
 
-def _configure_unique(Py_ssize_t states_from):
-    """Test knob: the proof states after which the canonical pass asks a
-    uniqueness run (0: at every witness item a decide run would settle;
-    -1: never). Returns the old value."""
-    global UNIQUE_FROM
-    old = UNIQUE_FROM
-    UNIQUE_FROM = states_from
+def _configure_unique(Py_ssize_t states_from, Py_ssize_t share):
+    """Test knob: the proof states after which the canonical pass asks the
+    uniqueness runs (0: at every witness item a decide run would settle;
+    -1: never) and the share of OPT's states they wait for too. Returns the
+    old pair."""
+    global UNIQUE_FROM, UNIQUE_SHARE
+    old = (UNIQUE_FROM, UNIQUE_SHARE)
+    UNIQUE_FROM, UNIQUE_SHARE = states_from, share
     return old
 
 
-cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
-    """Whether the witness is the only set of the free items 0..k within
-    s.j reaching s.tgt: one decide run in avoid mode (``_core``: the states
-    that differ from the witness, and its own chain aside). If it is, every
-    witness item from k down is needed (with the items above kept, a set
-    without it would be another) and every other item is left out: SCAN_DONE,
-    s.Sf is the canonical choice of items 0..k. Where the top-down pass
-    proves its witness items needed one decide run each (a nearly unique
-    optimum with loose bounds, as on circle items), this is one run for all.
-    Otherwise the run found another set T: it becomes the witness if the
-    canonical rule prefers it (at the highest item where the two differ, T
-    leaves it out), and LEAVE_OUT when that item is k; else 0. Or a
-    negative code."""
-    cdef Py_ssize_t nsub, q, h = -1, bb, r
+cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept nogil:
+    """Whether the free items 0..k hold a set T within s.j reaching s.tgt
+    that differs from the witness on an item from m to k: one decide run in
+    avoid mode (``_core``). NOT_FOUND, FOUND (s.sx: T over the run's items,
+    s.other_h: the highest item where it differs), or a negative code."""
+    cdef Py_ssize_t nsub, q, bb, r
     cdef double zz, tw = 0, tv = 0
     if _tick(pool, s.nu):  # the gather
         return INTERRUPTED
-    s.uniq_tries += 1
-    nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k + 1)
+    nsub = s.other_n = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k + 1)
     for q in range(nsub):
-        s.av[q] = s.Sf[s.sr[q]]
+        s.av[q] = s.Sf[s.sr[q]] if s.sr[q] >= m else AVOID_FREE
     _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
     pool.by_weight = s.hint
     pool.avoid = s.av
     r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
-    if r == NOT_FOUND:
-        s.uniq_done = 1
-        return SCAN_DONE
     if r != FOUND:
         return r
-    for q in range(nsub):  # T: another set, within s.j, reaching s.tgt
+    s.other_h = -1
+    for q in range(nsub):
         if s.sx[q]:
             tw += s.sw[q]
             tv += s.sv[q]
-        if s.sx[q] != s.av[q] and s.sr[q] > h:
-            h = s.sr[q]
-    if h < 0 or tw > s.j or tv < s.tgt - s.tol:
+        if s.sx[q] != s.Sf[s.sr[q]] and s.sr[q] > s.other_h:
+            s.other_h = s.sr[q]
+    if s.other_h < m or tw > s.j or tv < s.tgt - s.tol:
         return INCONSISTENT
-    if not s.Sf[h]:  # the witness leaves out h where T takes it: keep the witness
-        return 0
-    _new_witness(s, k + 1, k, nsub, False)
-    return LEAVE_OUT if h == k else 0
+    return FOUND
+
+
+cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """The items from k down on which every set left agrees with the
+    witness (the free items 0..k within s.j reaching s.tgt): those are the
+    canonical choice, witness items needed and the others left out. Where
+    the top-down pass proves its witness items needed one decide run each (a
+    nearly unique optimum under loose bounds, as on circle items), this
+    settles them in a few runs (``_other``): first any other set T at all;
+    if there is one, it becomes the witness when the canonical rule prefers
+    it (at the highest item h where the two differ, T leaves it out), and the
+    question is asked again for the items above h, until none is found.
+    Returns SCAN_DONE (the witness is the only set: s.Sf is the canonical
+    choice of items 0..k), BLOCK (items s.block..k settled as s.Sf has them),
+    LEAVE_OUT (T leaves out k: the new witness) or a negative code."""
+    cdef Py_ssize_t m = 0, r
+    while True:
+        r = _other(s, pool, k, m)
+        if r == NOT_FOUND:
+            s.block = m
+            return SCAN_DONE if m == 0 else BLOCK
+        if r != FOUND:
+            return r
+        if s.Sf[s.other_h]:  # T leaves out h, which the witness keeps: the canonical rule prefers T
+            _new_witness(s, k + 1, k, s.other_n, False)
+            if s.other_h == k:
+                return LEAVE_OUT
+        m = s.other_h + 1
 
 
 cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
-    """``_unique`` when the proofs so far make it worth a run (UNIQUE_FROM,
-    then doubling). Returns its result, or 0 when not asked."""
+    """``_unique`` when the proofs so far make it worth it (UNIQUE_FROM,
+    UNIQUE_SHARE). Returns its result, or 0 when not asked."""
     cdef Py_ssize_t g0 = pool.generated, r
     if UNIQUE_FROM < 0 or s.no_states < s.uniq_next or (UNIQUE_FROM > 0 and s.no_runs == 0):
         return 0
+    s.uniq_tries += 1
     r = _unique(s, pool, k)
     s.uniq_states += pool.generated - g0
     if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
-        s.uniq_next = 2 * s.no_states + (pool.generated - g0)
+        s.uniq_next = s.no_states + (pool.generated - g0)
+    if r == SCAN_DONE:
+        s.uniq_done = 1
+    elif r == BLOCK:
+        s.uniq_blocks += 1
     return r
 
 
@@ -685,10 +652,10 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
 
 
 cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogil:
-    """Item k of the witness: LEAVE_OUT, KEEP, SCAN_DONE or a negative code.
+    """Item k of the witness: LEAVE_OUT, KEEP, BLOCK, SCAN_DONE or a negative code.
     Cheapest first: an identical item above was needed; everything below
     fits; the bounds of ``_root_bound``; the two-line bound (``below``, with
-    the GIL, O(nu) in numpy); then the forward DP or a decide run."""
+    the GIL, O(nu) in numpy); then the uniqueness runs or a decide run."""
     cdef Py_ssize_t m, r
     cdef double ub, lines_ub
     if s.needed[s.grp[k]]:
@@ -716,38 +683,52 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogi
     r = _try_unique(s, pool, k)
     if r != 0:
         return r
-    if s.no_states >= s.fwd_next:
-        r = _try_forward(s, pool, k)
-        if r != 0:
-            return r
     return _query(s, pool, k)
+
+
+cdef void _keep(Scan* s, Py_ssize_t k) noexcept nogil:
+    """Witness item k is needed (in every optimal set that agrees with the
+    choices above it): the items below must do with what it leaves."""
+    s.probe_off = 0
+    s.j -= s.fw[k]
+    s.tgt -= s.fv[k]
+    s.kneed -= 1
+    s.needed[s.grp[k]] = 1
+
+
+cdef inline void _pass(Scan* s, Py_ssize_t k) noexcept nogil:
+    """The scan moves below item k: the count trees drop it."""
+    if s.counts:  # the trees hold the items below k
+        fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
+        if s.qcard.mu < 0:  # the value tree is read for kmin only
+            fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
 
 
 cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
     """Top-down over the free items: leave out each witness item a set below
     it can replace, keep the others. Returns 0 or a negative result code."""
-    cdef Py_ssize_t k, r
-    for k in range(s.nu - 1, -1, -1):
+    cdef Py_ssize_t k = s.nu - 1, r, q
+    while k >= 0:
         if _tick(pool, 32):
             return INTERRUPTED
-        if s.counts:  # the trees hold the items below k
-            fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
-            if s.qcard.mu < 0:  # the value tree is read for kmin only
-                fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
-        if not s.Sf[k]:
-            continue
-        s.wdone += 1
-        r = _settle(s, pool, k, below)
-        if r < 0:
-            return r
-        if r == SCAN_DONE:
-            return 0
-        if r == KEEP:  # in every optimal set that agrees with the choices above it
-            s.probe_off = 0
-            s.j -= s.fw[k]
-            s.tgt -= s.fv[k]
-            s.kneed -= 1
-            s.needed[s.grp[k]] = 1
+        _pass(s, k)
+        if s.Sf[k]:
+            s.wdone += 1
+            r = _settle(s, pool, k, below)
+            if r < 0:
+                return r
+            if r == SCAN_DONE:
+                return 0
+            if r == KEEP:
+                _keep(s, k)
+            elif r == BLOCK:  # every set left agrees with the witness from k down to s.block
+                _keep(s, k)
+                for q in range(k - 1, s.block - 1, -1):
+                    _pass(s, q)
+                    if s.Sf[q]:
+                        _keep(s, q)
+                k = s.block
+        k -= 1
     return 0
 
 
@@ -775,8 +756,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t nu = free_idx.shape[0], r
     memset(&s, 0, sizeof(Scan))
     s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
-    s.count_states, s.count_per_item, s.fwd_next = count_states, count_per_item, FWD_FROM
-    s.uniq_next = UNIQUE_FROM
+    s.count_states, s.count_per_item = count_states, count_per_item
+    s.uniq_next = max(UNIQUE_FROM, pool.generated // UNIQUE_SHARE) if UNIQUE_FROM > 0 else UNIQUE_FROM
     s.qcard = card[0]
     s.qcard.topv = NULL  # decide runs on subsets count their own items
     fw_a = np.ascontiguousarray(wa[free_idx])
@@ -833,7 +814,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
-    cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8), fx = np.zeros(nu, dtype=np.uint8)
+    cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8)
     cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
@@ -844,7 +825,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.eff_rank, s.d_rank, s.w_rank, s.by_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0]
     s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
-    s.sx, s.fx, s.sw, s.sv, s.st = &sx[0], &fx[0], &sw[0], &sv[0], &st[0]
+    s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint, s.av = &sr[0], &pos[0], &hint[0], &av[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
@@ -861,12 +842,10 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     stats["probes_found"] = s.probes_found
     stats["queries_no"] = s.no_runs
     stats["queries_no_states"] = s.no_states
-    stats["forward"] = int(s.fwd_done)
-    stats["forward_work"] = s.fwd_work
-    stats["forward_tries"] = s.fwd_tries
     stats["unique_tries"] = s.uniq_tries
     stats["unique_states"] = s.uniq_states
     stats["unique"] = int(s.uniq_done)
+    stats["unique_blocks"] = s.uniq_blocks
     S_a[free_idx] = Sf_a
     return 0
 

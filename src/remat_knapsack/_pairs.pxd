@@ -18,6 +18,7 @@ which are sorted by weight, with one pointer.
 """
 
 from libc.math cimport INFINITY
+from libc.stdint cimport int32_t
 from libc.stdlib cimport free, malloc
 
 from ._radix cimport sort_ascending
@@ -72,10 +73,11 @@ cdef inline int _pairs_setup(const double* w, Py_ssize_t n, Pairs* pr,
 
 
 cdef inline Py_ssize_t _pair_adds(const double* w, const double* v, Py_ssize_t n, double c,
-                                  Py_ssize_t t, const double* W, const double* P, Py_ssize_t cnt,
-                                  Pairs* pr, Pair* out) noexcept nogil:
-    """Fitting states (W <= c) plus the best item j >= t with w_j <= c - W.
-    Improves ``out`` (best value so far); returns the number of states seen."""
+                                  Py_ssize_t t, const double* W, const double* P, const int32_t* K,
+                                  int32_t need, Py_ssize_t cnt, Pairs* pr, Pair* out) noexcept nogil:
+    """Fitting states (W <= c) plus the best item j >= t with w_j <= c - W
+    (only states whose K holds the bits ``need``). Improves ``out`` (best
+    value so far); returns the number of states seen."""
     cdef Py_ssize_t m, j, na = 0, q, p
     for m in range(n):
         j = pr.byw[m]
@@ -93,7 +95,7 @@ cdef inline Py_ssize_t _pair_adds(const double* w, const double* v, Py_ssize_t n
     while q < cnt and W[q] <= c and p >= 0:
         while p >= 0 and pr.key[p] > c - W[q]:
             p -= 1
-        if p >= 0 and P[q] + pr.best[p] > out.value:
+        if p >= 0 and P[q] + pr.best[p] > out.value and (K[q] & need) == need:
             out.value = P[q] + pr.best[p]
             out.state = q
             out.item = pr.arg[p]
@@ -102,10 +104,11 @@ cdef inline Py_ssize_t _pair_adds(const double* w, const double* v, Py_ssize_t n
 
 
 cdef inline void _pair_removes(const double* w, const double* v, Py_ssize_t n, double c,
-                               Py_ssize_t s, const double* W, const double* P, Py_ssize_t q0,
-                               Py_ssize_t cnt, Pairs* pr, Pair* out) noexcept nogil:
+                               Py_ssize_t s, const double* W, const double* P, const int32_t* K,
+                               int32_t need, Py_ssize_t q0, Py_ssize_t cnt, Pairs* pr,
+                               Pair* out) noexcept nogil:
     """States over the capacity (from ``q0``, ascending W) minus the least
-    valuable item i <= s with w_i >= W - c."""
+    valuable item i <= s with w_i >= W - c (states as in ``_pair_adds``)."""
     cdef Py_ssize_t m, i, nr = 0, q, p
     for m in range(n):
         i = pr.byw[m]
@@ -135,7 +138,7 @@ cdef inline void _pair_removes(const double* w, const double* v, Py_ssize_t n, d
             p += 1
         if p >= nr:
             break
-        if P[q] - pr.best[p] > out.value:
+        if P[q] - pr.best[p] > out.value and (K[q] & need) == need:
             out.value = P[q] - pr.best[p]
             out.state = q
             out.item = pr.arg[p]
@@ -143,12 +146,13 @@ cdef inline void _pair_removes(const double* w, const double* v, Py_ssize_t n, d
 
 cdef inline int pair_pass(const double* w, const double* v, Py_ssize_t n, double c,
                           Py_ssize_t s, Py_ssize_t t, const double* W, const double* P,
-                          Py_ssize_t cnt, Pairs* pr, Pair* out,
+                          const int32_t* K, int32_t need, Py_ssize_t cnt, Pairs* pr, Pair* out,
                           const Py_ssize_t* by_weight) noexcept nogil:
     """One pass over the states (sorted by weight) of a core holding items
     s+1 .. t-1: ``out`` gets the most valuable pair (``out.item`` -1 if no
-    state has one). ``by_weight``: the items by ascending weight, or NULL
-    (then the first pass sorts them). Returns 0, or -1 if out of memory."""
+    state has one) among the states whose K holds the bits ``need`` (0:
+    all). ``by_weight``: the items by ascending weight, or NULL (then the
+    first pass sorts them). Returns 0, or -1 if out of memory."""
     cdef Py_ssize_t q0
     out.value = -INFINITY
     out.item = -1
@@ -156,7 +160,7 @@ cdef inline int pair_pass(const double* w, const double* v, Py_ssize_t n, double
     if pr.byw == NULL and _pairs_setup(w, n, pr, by_weight) < 0:
         return -1
     pr.last = cnt
-    q0 = _pair_adds(w, v, n, c, t, W, P, cnt, pr, out)
+    q0 = _pair_adds(w, v, n, c, t, W, P, K, need, cnt, pr, out)
     if s >= 0:
-        _pair_removes(w, v, n, c, s, W, P, q0, cnt, pr, out)
+        _pair_removes(w, v, n, c, s, W, P, K, need, q0, cnt, pr, out)
     return 0

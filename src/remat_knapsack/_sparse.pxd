@@ -50,6 +50,11 @@ cdef enum:
     VW = 1            # 64-bit words of decision history per state
     VBITS = 64        # = 64 * VW core steps remembered per state
     KWIN = 64         # count mode: per-count dominance for counts within kfix +- KWIN
+    # Avoid mode (``Pool.avoid``): an item the avoided set leaves free (out of
+    # range), and a state's class bit, kept in its item count K above the count.
+    AVOID_FREE = 2
+    CLASS_D = 1 << 30
+    COUNT_MASK = CLASS_D - 1
 
 
 cdef struct Card:
@@ -90,8 +95,9 @@ cdef struct Pool:
     Py_ssize_t limit         # > 0: give up (OVER_BUDGET) once this many states were generated
     Py_ssize_t ticks         # work since the last signal check
     const Py_ssize_t* by_weight  # the next run's items by ascending weight, or NULL (taken by that run)
-    # The next decide run seeks a set *other than* this one (over its items,
-    # in its order), or NULL (taken by that run): ``_core``'s avoid mode.
+    # The next decide run seeks a set that differs from this one (over its
+    # items, in its order: 0 or 1, or AVOID_FREE for an item out of range) on
+    # an item in range, or NULL (taken by that run): ``_core``'s avoid mode.
     const uint8_t* avoid
     bint stop                # a signal handler raised: every run returns INTERRUPTED
     # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an

@@ -530,16 +530,15 @@ cdef struct Run:
     Py_ssize_t best_item
     uint64_t best_V[VW]
     bint found               # stop: the goal is reached, or the incumbent meets a global bound
-    # Avoid mode (decide runs only): a set other than ``avoid`` must reach the
-    # goal. The list then holds only states that differ from it on a core
-    # item; the one state that agrees (the *chain*: weight, value, count,
-    # decision bits) is kept aside, and each step adds its other child to
-    # the list (``_chain_step``).
+    # Avoid mode (decide runs only): a set that differs from ``avoid`` on one
+    # of its items in range must reach the goal (``AVOID_FREE``: out of range).
+    # Some set that agrees with it in range must fit and reach the goal (the
+    # canonical pass's witness does): every item where a set can differ from
+    # it is then one a set reaching the goal flips, so the core reaches it.
+    # A state's class bit (``CLASS_D`` in its count K) says whether it already
+    # does; the others (A) may still: D states dominate both classes, A
+    # states only A states, and only D states answer.
     const uint8_t* avoid
-    double cw
-    double cp
-    int32_t ck
-    uint64_t cv[VW]
 
 
 cdef void _free_run(Run* r) noexcept nogil:
@@ -645,24 +644,25 @@ cdef Py_ssize_t _plain_start(Run* r, uint8_t* x) noexcept nogil:
 
 
 cdef inline bint _same(const uint8_t* x, const uint8_t* avoid, Py_ssize_t n) noexcept nogil:
-    """Whether the set ``x`` is ``avoid`` (False when there is none)."""
+    """Whether the set ``x`` agrees with ``avoid`` on its items in range
+    (False when there is none)."""
     cdef Py_ssize_t i
     if avoid == NULL:
         return False
     for i in range(n):
-        if x[i] != avoid[i]:
+        if avoid[i] != AVOID_FREE and x[i] != avoid[i]:
             return False
     return True
 
 
 cdef Py_ssize_t _all_fit_other(Run* r, uint8_t* x) noexcept nogil:
     """Avoid mode when every item fits (``x`` holds them all): the best set
-    other than ``avoid`` is all of them when that is another set, else all
-    but the least valuable item. FOUND (``x``, r.gp: it) or NOT_FOUND."""
+    that differs in range is all of them when they do, else all but the
+    least valuable item in range. FOUND (``x``, r.gp: it) or NOT_FOUND."""
     cdef Py_ssize_t i, low = -1
     if _same(x, r.avoid, r.n):
         for i in range(r.n):
-            if low < 0 or r.v[i] < r.v[low]:
+            if r.avoid[i] != AVOID_FREE and (low < 0 or r.v[i] < r.v[low]):
                 low = i
         if low < 0:
             return NOT_FOUND
@@ -692,15 +692,17 @@ cdef inline void _improve(Run* r, const Pool* pool, double P, Py_ssize_t k, Py_s
         r.found = 1
 
 
-cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double dw, double dv,
+cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssize_t m, double dw, double dv,
                        int32_t kx, Py_ssize_t* work) noexcept nogil:
     """One core step: merge the list (W, P, V, K; ``cnt`` states) with its
-    copy shifted by the step's item (dw, dv, kx = +-1 item) into W2.. in
+    copy shifted by the step's item m (dw, dv, kx = +-1 item) into W2.. in
     weight order, dropping dominated states and those whose bounds cannot
     reach ``r.thr``; the step's decision is bit k of each state's history.
-    A kept state that reaches the threshold within c becomes the incumbent.
+    A kept state that reaches the threshold within c becomes the incumbent
+    (in avoid mode a D state only: ``Run.avoid``).
     Returns the states kept; ``work`` gets the states read."""
     cdef Py_ssize_t ia = 0, ib = 0, out = 0, q, nd
+    cdef int32_t dev_a = 0, dev_b = 0, answers = 0, kraw  # class bits: CLASS_D or 0
     cdef Py_ssize_t s = r.s, t = r.t, n = r.n, word = (k % VBITS) >> 6
     cdef uint64_t bit = (<uint64_t>1) << (k & 63)
     cdef double c = r.c, lam = r.lam, mu = r.mu, sl2 = r.sl2, kf = r.kf, lcmk = r.lcmk
@@ -711,7 +713,7 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
     cdef int cm = r.cm
     cdef double et = r.v[t] / r.w[t] if t < n else 0.0
     cdef double es = r.v[s] / r.w[s] if s >= 0 else 0.0
-    cdef double Wx, Px, kc, ub, maxP = -INFINITY
+    cdef double Wx, Px, kc, ub, maxP = -INFINITY, maxPD = -INFINITY
     cdef double maxPK[2 * KWIN + 1]
     cdef uint64_t* va
     cdef uint64_t* vo
@@ -719,6 +721,13 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
     if cm:
         for q in range(2 * KWIN + 1):
             maxPK[q] = -INFINITY
+    if r.avoid != NULL:
+        answers = CLASS_D
+        if r.avoid[m] != AVOID_FREE:  # the child that decides m unlike the avoided set becomes D
+            if r.avoid[m] != (m < r.b):  # it flips m: the unshifted child differs
+                dev_a = CLASS_D
+            else:
+                dev_b = CLASS_D
     while ia < cnt or ib < cnt:
         if ib >= cnt:
             take_a = 1
@@ -731,14 +740,15 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
             Wx = pool.W[ia]
             Px = pool.P[ia]
             va = &pool.V[ia * VW]
-            kc = pool.K[ia]
+            kraw = pool.K[ia] | dev_a
             ia += 1
         else:
             Wx = pool.W[ib] + dw
             Px = pool.P[ib] + dv
             va = &pool.V[ib * VW]
-            kc = pool.K[ib] + kx
+            kraw = (pool.K[ib] | dev_b) + kx
             ib += 1
+        kc = kraw & COUNT_MASK
         if cm:
             # Dominance only among states of the same count (a lighter,
             # better state with another count may not complete to kfix).
@@ -751,9 +761,16 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
             if ub == -INFINITY or ub + sl2 < thr:
                 continue
         else:
-            if Px <= maxP:
-                continue
-            maxP = Px
+            if kraw & CLASS_D:  # dominated by D states only
+                if Px <= maxPD:
+                    continue
+                maxPD = Px
+                if Px > maxP:
+                    maxP = Px
+            else:  # by any
+                if Px <= maxP:
+                    continue
+                maxP = Px
             ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
             if ub == -INFINITY or ub < thr:
                 continue
@@ -770,9 +787,9 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
             vo[word] |= bit
         pool.W2[out] = Wx
         pool.P2[out] = Px
-        pool.K2[out] = <int32_t>kc
+        pool.K2[out] = kraw
         out += 1
-        if Wx <= c and Px >= thr and (not cm or kc == kf):
+        if Wx <= c and Px >= thr and (not cm or kc == kf) and (kraw & answers) == answers:
             _improve(r, pool, Px, k, -1, vo)
             if r.found:
                 break
@@ -782,81 +799,14 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, double 
     return out
 
 
-cdef inline Py_ssize_t _first_heavier(const double* W, Py_ssize_t n, double x, bint strict) noexcept nogil:
-    """The first of the n ascending weights ``W`` above x (``strict``) or at least x."""
-    cdef Py_ssize_t lo = 0, hi = n, mid
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if W[mid] > x or (not strict and W[mid] == x):
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
-
-
-cdef Py_ssize_t _chain_step(Run* r, Pool* pool, Py_ssize_t out, Py_ssize_t k, Py_ssize_t m, double dw,
-                            double dv, int32_t kx) noexcept nogil:
-    """Avoid mode, after core step k (item m, shifted by dw, dv, kx) merged
-    ``out`` states into W2..: the chain takes the avoided set's decision on
-    m, and its other child, which differs from that set, joins the list
-    unless a state at most as heavy is worth as much or the bounds of
-    ``_merge`` prune it; the states it dominates leave. If it reaches the
-    threshold within c it is the answer. Returns the new count."""
-    cdef Py_ssize_t word = (k % VBITS) >> 6, q, p, e
-    cdef uint64_t bit = (<uint64_t>1) << (k & 63)
-    cdef bint moves = r.avoid[m] != (m < r.b)  # the avoided set flips m
-    cdef double W = r.cw, P = r.cp, ub
-    cdef int32_t K = r.ck
-    cdef uint64_t V[VW]
-    for q in range(VW):
-        V[q] = r.cv[q]
-    if moves:  # the chain shifts; the child that stays is the other one
-        V[word] &= ~bit
-        r.cw += dw
-        r.cp += dv
-        r.ck += kx
-        r.cv[word] |= bit
-    else:
-        W += dw
-        P += dv
-        K += kx
-        V[word] |= bit
-        r.cv[word] &= ~bit
-    ub = _lp_state_bound(W, P, r.c, r.v[r.t] / r.w[r.t] if r.t < r.n else 0.0,
-                         r.v[r.s] / r.w[r.s] if r.s >= 0 else 0.0, r.s >= 0)
-    if ub == -INFINITY or ub < r.thr:
-        return out
-    if r.A != NULL and P + r.lam * (r.c - W) + r.mu * (r.kk - K) + r.A[r.t] + r.B[r.s + 1] + r.sl2 < r.thr:
-        return out
-    e = _first_heavier(pool.W2, out, W, True)
-    if e > 0 and pool.P2[e - 1] >= P:  # dominated (values rise with weight in the list)
-        return out
-    p = _first_heavier(pool.W2, out, W, False)
-    e = p
-    while e < out and pool.P2[e] <= P:  # heavier (or as heavy) and worth no more: dominated
-        e += 1
-    if e != p + 1:  # make room for one state at p, in place of the p..e-1 it dominates
-        memmove(&pool.W2[p + 1], &pool.W2[e], (out - e) * sizeof(double))
-        memmove(&pool.P2[p + 1], &pool.P2[e], (out - e) * sizeof(double))
-        memmove(&pool.K2[p + 1], &pool.K2[e], (out - e) * sizeof(int32_t))
-        memmove(&pool.V2[(p + 1) * VW], &pool.V2[e * VW], (out - e) * VW * sizeof(uint64_t))
-        out += p + 1 - e
-    pool.W2[p] = W
-    pool.P2[p] = P
-    pool.K2[p] = K
-    for q in range(VW):
-        pool.V2[p * VW + q] = V[q]
-    if W <= r.c and P >= r.thr:
-        _improve(r, pool, P, k, -1, V)
-    return out
-
-
 cdef int _pair(Run* r, Pool* pool, Pairs* pr, Py_ssize_t out, Py_ssize_t k,
                const Py_ssize_t* by_weight) noexcept nogil:
     """Pair the merged states with one item outside the core (``_pairs.pxd``);
     a pair reaching the threshold becomes the incumbent. -1 on allocation failure."""
     cdef Pair pb
-    if pair_pass(r.w, r.v, r.n, r.c, r.s, r.t, pool.W2, pool.P2, out, pr, &pb, by_weight) < 0:
+    # in avoid mode only D states answer (``Run.avoid``)
+    if pair_pass(r.w, r.v, r.n, r.c, r.s, r.t, pool.W2, pool.P2, pool.K2, CLASS_D if r.avoid != NULL else 0,
+                 out, pr, &pb, by_weight) < 0:
         return -1
     if pb.item >= 0 and pb.value >= r.thr:
         _improve(r, pool, pb.value, k, pb.item, &pool.V2[pb.state * VW])
@@ -961,10 +911,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             pool.V[m] = 0
         r.s = r.b - 1
         r.t = r.b
-        if r.avoid != NULL:  # the start state is the chain's: the list starts empty
-            r.cw, r.cp, r.ck = r.wsum, r.psum, <int32_t>r.b
-            cnt = 0
-    while res == GO_ON and (cnt > 0 or r.avoid != NULL) and not r.found:
+    while res == GO_ON and cnt > 0 and not r.found:
         if r.cm:
             _skip_fixed_count(&r)
         else:
@@ -985,12 +932,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             kx = -1
             r.s -= 1
         r.seq[k] = m
-        if _reserve(pool, 2 * cnt + 1) < 0:
+        if _reserve(pool, 2 * cnt) < 0:
             res = STATE_LIMIT
             break
-        out = _merge(&r, pool, cnt, k, dw, dv, kx, &work)
-        if r.avoid != NULL and not r.found:
-            out = _chain_step(&r, pool, out, k, m, dw, dv, kx)
+        out = _merge(&r, pool, cnt, k, m, dw, dv, kx, &work)
         if pool.beam > 0 and out > pool.beam and not r.found:
             out = _thin(pool, out)
         if not r.found and not r.cm and out >= PAIR_MIN and _pair_now(out, n, k, pr.last, pool.beam):
@@ -1098,7 +1043,7 @@ cdef Py_ssize_t _recover(const double* w, const double* v, Py_ssize_t n, double 
                     subav[m] = avoid[i]
                 m += 1
             else:
-                if avoid != NULL and x[i] != avoid[i]:
+                if avoid != NULL and avoid[i] != AVOID_FREE and x[i] != avoid[i]:
                     agrees = False
                 if x[i]:
                     wdet += w[i]
@@ -1184,8 +1129,10 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
 
 def _other_py(const double[::1] w, const double[::1] v, double c, double goal, const uint8_t[::1] avoid):
     """For tests: a decide run in avoid mode on items (w, v) in efficiency
-    order (integers): a set other than ``avoid`` within c worth at least
-    ``goal``, as a uint8 array, or None when there is none."""
+    order (integers): a set within c worth at least ``goal`` that differs
+    from ``avoid`` (0, 1, or 2 = out of range) on an item in range, as a
+    uint8 array, or None when there is none. As in ``_core``'s avoid mode,
+    some set that agrees with ``avoid`` in range must fit and reach the goal."""
     cdef Py_ssize_t n = w.shape[0], r, bb
     cdef double zz
     cdef Pool pool = _new_pool(1 << 40)

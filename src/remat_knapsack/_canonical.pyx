@@ -104,6 +104,7 @@ cdef struct Scan:
     bint probe_off              # one failed since the last item kept: no more until the next
     uint8_t* av                 # a uniqueness run's avoided set (the witness, gathered)
     Py_ssize_t uniq_next        # proof states at which to ask ``_unique`` next
+    Py_ssize_t opt_states       # the states of the runs that found OPT
     Py_ssize_t uniq_tries       # uniqueness runs
     Py_ssize_t uniq_states      # ... their states
     bint uniq_done              # one proved the witness the only set left
@@ -465,9 +466,10 @@ cdef _prefix(x):
 # The uniqueness runs (``_unique``) are asked once the decide runs that
 # proved items needed have used UNIQUE_FROM states and 1/UNIQUE_SHARE of the
 # states OPT took (a search of about that size each), and again each time
-# the proofs since have cost what the last ones did.
-cdef Py_ssize_t UNIQUE_FROM = 20000
+# the proofs since have cost what the last ones did (``_try_unique``).
+cdef Py_ssize_t UNIQUE_FROM = 250000
 cdef Py_ssize_t UNIQUE_SHARE = 4
+cdef Py_ssize_t UNIQUE_BUDGET = 4  # times the states the proofs have used or OPT took, whichever is more
 
 
 def _configure_unique(Py_ssize_t states_from, Py_ssize_t share):
@@ -541,15 +543,23 @@ cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 
 cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """``_unique`` when the proofs so far make it worth it (UNIQUE_FROM,
-    UNIQUE_SHARE). Returns its result, or 0 when not asked."""
+    UNIQUE_SHARE), within a budget of the states the proofs have used or OPT
+    took, whichever is more: over it, the pass goes on with its proofs and
+    asks again once they have doubled. Returns its result, or 0 when not
+    asked or over budget."""
     cdef Py_ssize_t g0 = pool.generated, r
     if UNIQUE_FROM < 0 or s.no_states < s.uniq_next or (UNIQUE_FROM > 0 and s.no_runs == 0):
         return 0
     s.uniq_tries += 1
+    pool.limit = g0 + UNIQUE_BUDGET * max(s.no_states, s.opt_states) if UNIQUE_FROM > 0 else 0
     r = _unique(s, pool, k)
+    pool.limit = 0
     s.uniq_states += pool.generated - g0
     if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
         s.uniq_next = s.no_states + (pool.generated - g0)
+    if r == OVER_BUDGET:
+        s.uniq_next = 2 * s.no_states
+        return 0
     if r == SCAN_DONE:
         s.uniq_done = 1
     elif r == BLOCK:
@@ -757,6 +767,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     memset(&s, 0, sizeof(Scan))
     s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
     s.count_states, s.count_per_item = count_states, count_per_item
+    s.opt_states = pool.generated
     s.uniq_next = max(UNIQUE_FROM, pool.generated // UNIQUE_SHARE) if UNIQUE_FROM > 0 else UNIQUE_FROM
     s.qcard = card[0]
     s.qcard.topv = NULL  # decide runs on subsets count their own items

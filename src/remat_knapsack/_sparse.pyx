@@ -43,7 +43,7 @@ import numpy as np
 from libc.math cimport fabs, floor, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
-from libc.string cimport memmove, memset
+from libc.string cimport memset
 
 from ._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init

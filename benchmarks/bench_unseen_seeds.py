@@ -1,7 +1,7 @@
 """Seeds 3-7 (not the benchmark's 0-2, on which 0.4's and 0.5's changes were
 tuned): ``auto`` on the rows those changes moved most, median over the seeds.
-Circle n=10^4 takes minutes (its seeds 3-7 run 3-43 s each). Run it beside an
-older tree to compare:
+Circle n=10^4 takes the longest (its seeds 3-7 ran 3-43 s each before the
+uniqueness runs, 0.5-2.8 s since). Run it beside an older tree to compare:
 
     PYTHONPATH=src python benchmarks/bench_unseen_seeds.py
     PYTHONPATH=/path/to/old/src python benchmarks/bench_unseen_seeds.py

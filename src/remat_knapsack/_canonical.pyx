@@ -547,19 +547,20 @@ cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     took, whichever is more: over it, the pass goes on with its proofs and
     asks again once they have doubled. Returns its result, or 0 when not
     asked or over budget."""
-    cdef Py_ssize_t g0 = pool.generated, r
+    cdef Py_ssize_t g0 = pool.generated, r, cost
     if UNIQUE_FROM < 0 or s.no_states < s.uniq_next or (UNIQUE_FROM > 0 and s.no_runs == 0):
         return 0
     s.uniq_tries += 1
     pool.limit = g0 + UNIQUE_BUDGET * max(s.no_states, s.opt_states) if UNIQUE_FROM > 0 else 0
     r = _unique(s, pool, k)
     pool.limit = 0
-    s.uniq_states += pool.generated - g0
-    if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
-        s.uniq_next = s.no_states + (pool.generated - g0)
-    if r == OVER_BUDGET:
+    cost = pool.generated - g0
+    s.uniq_states += cost
+    if r == OVER_BUDGET:  # on with the proofs; again once they have doubled
         s.uniq_next = 2 * s.no_states
         return 0
+    if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
+        s.uniq_next = s.no_states + cost
     if r == SCAN_DONE:
         s.uniq_done = 1
     elif r == BLOCK:

@@ -10,6 +10,7 @@ Usage::
         --skip-before almost_strongly/0 almost_strongly/1 almost_strongly/2 similar_weights/1
     python benchmarks/bench_sparse_versions.py --before /tmp/before/src --after src \
         --families strongly inverse_strongly --n 100000 --R 10000 1000000 --seeds 0 1
+    python benchmarks/bench_sparse_versions.py --before src --after src --before-env MALLOC_TOP_PAD_=131072
 
 Each build runs in its own subprocess, alternating, ``--rounds`` times. A
 cell is the median of those rounds, and each round's time is the median of
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -56,9 +58,10 @@ print(json.dumps(out))
 """
 
 
-def run(src: str, skip: list[str], repeat: int, grid: list) -> dict:
+def run(src: str, skip: list[str], repeat: int, grid: list, env: list[str] | None = None) -> dict:
+    extra = dict(e.split("=", 1) for e in env or [])
     r = subprocess.run([sys.executable, "-c", CHILD, src, json.dumps(skip), str(repeat), json.dumps(grid)],
-                       capture_output=True, text=True, check=True)
+                       capture_output=True, text=True, check=True, env={**os.environ, **extra})
     return json.loads(r.stdout)
 
 
@@ -67,6 +70,9 @@ def main() -> None:
     p.add_argument("--before", required=True, help="src directory of the older build")
     p.add_argument("--after", required=True, help="src directory of the newer build")
     p.add_argument("--skip-before", nargs="*", default=[])
+    p.add_argument("--before-env", nargs="*", default=[], metavar="VAR=VALUE",
+                   help="extra environment for the older build's runs; with --before and --after both src, "
+                        "MALLOC_TOP_PAD_=131072 measures the heap padding (_heap.pyx) on its own")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--families", nargs="*", help="default: the 7 classic classes and paper")
@@ -80,7 +86,7 @@ def main() -> None:
     grid = [families, a.n, a.R, a.seeds]
     before, after = [], []
     for _ in range(a.rounds):
-        before.append(run(a.before, a.skip_before, a.repeat, grid))
+        before.append(run(a.before, a.skip_before, a.repeat, grid, a.before_env))
         after.append(run(a.after, [], a.repeat, grid))
     print("| instance | before | after | after / before | same value and set |")
     print("|---|---|---|---|---|")

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dense, greedy, ilp, sparse
+from . import _heap, dense, greedy, ilp, sparse
 from ._fsum import fsum
 from ._validate import Items, Problem, active_items, all_fit, check_memory_limit, validate
 from .solution import Solution
@@ -118,6 +118,21 @@ def solve(
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     check_memory_limit(memory_limit)
+    _heap.keep_for(_length(memory))
+    return _solve(memory, runtimes, max_memory, solver, scale, memory_limit)
+
+
+def _length(x: Any) -> int:
+    """len(x), or 0 for what has none (validation then names the problem)."""
+    try:
+        return len(x)
+    except TypeError:
+        return 0
+
+
+def _solve(memory: Sequence[float] | np.ndarray, runtimes: Sequence[float] | np.ndarray, max_memory: float,
+           solver: str, scale: float | None, memory_limit: int | None) -> Solution:
+    """``solve`` once its solver name and memory limit are checked."""
     problem = validate(memory, runtimes, max_memory, scale)
     quantised = problem.scale is not None
     if solver != "auto" and not quantised and not _REGISTRY[solver].unquantised:

@@ -34,3 +34,15 @@ def test_solve_takes_odd_inputs_without_a_length():
     # no len(): validation, not the padding, names the problem
     with pytest.raises(ValueError, match="memory"):
         solve(5, [1.0], 1.0)
+
+
+def test_a_memory_limit_leaves_the_heap_alone():
+    code = ("from remat_knapsack import _heap, solve\n"
+            "solve([0.5] * 4000, [1.0] * 4000, 100.0, memory_limit=1 << 30)\n"
+            "print(_heap._pad)\n"
+            "solve([0.5] * 4000, [1.0] * 4000, 100.0)\n"
+            "print(_heap._pad)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = map(int, out.stdout.split())
+    assert first == _heap.DEFAULT_PAD
+    assert second == (min(4000 * _heap.PER_ITEM, _heap.MAX_PAD) if _heap.ENABLED else _heap.DEFAULT_PAD)

@@ -370,6 +370,17 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return KEEP
 
 
+cdef tuple _count_structures(fw_a, fv_a, w_rank_a, const Card* card, bint counts):
+    """The free items by descending value and ``_count_trees``'s positions,
+    trees and prefix sums (one-element placeholders when not ``counts``)."""
+    if not counts:
+        one = np.zeros(1, dtype=np.intp)
+        return one, one, one, np.zeros((2, 1, 2)), np.zeros(1), np.zeros(1)
+    # descending values, ties in any order: only sums and counts are read
+    by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
+    return (by_v_a,) + _count_trees(fw_a, fv_a, w_rank_a, by_v_a, card.lam, card.mu, card.mu < 0)
+
+
 cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint by_value):
     """For the canonical pass, given the free items by weight (ascending,
     ``by_w_a``) and by value (descending, ``by_v_a``): their
@@ -806,15 +817,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # once, and Fenwick trees for the count bound of a run's root.
     # (not worth their set-up for a few hundred items: then each run sorts)
     s.counts = s.qcard.mu != 0 and nu >= 256
-    if s.counts:
-        # descending values, ties in any order: only sums and counts are read
-        by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
-        w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_trees(fw_a, fv_a, w_rank_a, by_v_a,
-                                                                s.qcard.lam, s.qcard.mu, s.qcard.mu < 0)
-    else:
-        by_v_a = w_pos_a = v_pos_a = np.zeros(1, dtype=np.intp)
-        fen = np.zeros((2, 1, 2))
-        pre_c_a = pre_ca_a = np.zeros(1)
+    by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, &s.qcard,
+                                                                         s.counts)
     dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
     cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
@@ -845,21 +849,18 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
     if r < 0:
         _raise(r, pool[0])
-    stats["queries"] = s.queries
-    stats["complements"] = s.complements
-    stats["witness_items"] = s.wdone
-    stats["greedy_tries"] = s.greedy_tries
-    stats["greedy_found"] = s.greedy_found
-    stats["probes"] = s.probes
-    stats["probes_found"] = s.probes_found
-    stats["queries_no"] = s.no_runs
-    stats["queries_no_states"] = s.no_states
-    stats["unique_tries"] = s.uniq_tries
-    stats["unique_states"] = s.uniq_states
-    stats["unique"] = int(s.uniq_done)
-    stats["unique_blocks"] = s.uniq_blocks
+    _report(&s, stats)
     S_a[free_idx] = Sf_a
     return 0
+
+
+cdef void _report(const Scan* s, dict stats):
+    """The pass's counters into ``stats`` (``solve``'s ``Solution.stats``)."""
+    stats.update(queries=s.queries, complements=s.complements, witness_items=s.wdone,
+                 greedy_tries=s.greedy_tries, greedy_found=s.greedy_found, probes=s.probes,
+                 probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
+                 unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
+                 unique_blocks=s.uniq_blocks)
 
 
 def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,

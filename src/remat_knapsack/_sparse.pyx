@@ -692,6 +692,68 @@ cdef inline void _improve(Run* r, const Pool* pool, double P, Py_ssize_t k, Py_s
         r.found = 1
 
 
+cdef inline bint _dominated_in_count(Py_ssize_t nd, double Px, double* maxPK) noexcept nogil:
+    """Count mode, states met by ascending weight: dominance only among
+    states nd items short of kfix (a lighter, better state with another
+    count may not complete to kfix). Records Px when it is not dominated."""
+    if nd < -KWIN or nd > KWIN:
+        return False
+    if Px <= maxPK[nd + KWIN]:
+        return True
+    maxPK[nd + KWIN] = Px
+    return False
+
+
+cdef inline bint _dominated(int32_t kraw, double Px, double* maxP, double* maxPD) noexcept nogil:
+    """States met by ascending weight: dominated by a lighter state of at
+    least its value (``maxP``: of any class; ``maxPD``: of D states, the only
+    ones that dominate a D state in avoid mode). Records Px when it is not."""
+    if kraw & CLASS_D:
+        if Px <= maxPD[0]:
+            return True
+        maxPD[0] = Px
+        if Px > maxP[0]:
+            maxP[0] = Px
+        return False
+    if Px <= maxP[0]:
+        return True
+    maxP[0] = Px
+    return False
+
+
+cdef inline uint64_t* _push(Pool* pool, Py_ssize_t out, double W, double P, int32_t K, const uint64_t* hist,
+                            Py_ssize_t word, uint64_t bit, bint shifted) noexcept nogil:
+    """State ``out`` of the next list: weight, value, count (with its class
+    bit) and its parent's history with this step's decision (``bit`` of
+    ``word``: set for the shifted child). Returns its history."""
+    cdef Py_ssize_t q
+    cdef uint64_t* vo = &pool.V2[out * VW]
+    for q in range(VW):
+        vo[q] = hist[q]
+    if shifted:
+        vo[word] |= bit
+    else:
+        vo[word] &= ~bit
+    pool.W2[out] = W
+    pool.P2[out] = P
+    pool.K2[out] = K
+    return vo
+
+
+cdef inline void _child_classes(const Run* r, Py_ssize_t m, int32_t* dev_a, int32_t* dev_b) noexcept nogil:
+    """Avoid mode: the class bit each child of core step item m gains. The
+    child that decides m unlike the avoided set becomes D: the unshifted one
+    (m keeps its break-solution value) when that value differs from it, else
+    the shifted one; neither when m is out of range."""
+    dev_a[0] = dev_b[0] = 0
+    if r.avoid[m] == AVOID_FREE:
+        return
+    if r.avoid[m] != (m < r.b):
+        dev_a[0] = CLASS_D
+    else:
+        dev_b[0] = CLASS_D
+
+
 cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssize_t m, double dw, double dv,
                        int32_t kx, Py_ssize_t* work) noexcept nogil:
     """One core step: merge the list (W, P, V, K; ``cnt`` states) with its
@@ -723,11 +785,7 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             maxPK[q] = -INFINITY
     if r.avoid != NULL:
         answers = CLASS_D
-        if r.avoid[m] != AVOID_FREE:  # the child that decides m unlike the avoided set becomes D
-            if r.avoid[m] != (m < r.b):  # it flips m: the unshifted child differs
-                dev_a = CLASS_D
-            else:
-                dev_b = CLASS_D
+        _child_classes(r, m, &dev_a, &dev_b)
     while ia < cnt or ib < cnt:
         if ib >= cnt:
             take_a = 1
@@ -750,27 +808,15 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             ib += 1
         kc = kraw & COUNT_MASK
         if cm:
-            # Dominance only among states of the same count (a lighter,
-            # better state with another count may not complete to kfix).
             nd = <Py_ssize_t>kf - <Py_ssize_t>kc
-            if -KWIN <= nd <= KWIN:
-                if Px <= maxPK[nd + KWIN]:
-                    continue
-                maxPK[nd + KWIN] = Px
+            if _dominated_in_count(nd, Px, maxPK):
+                continue
             ub = _count_state_bound(D, n, s, t, nd, Wx, Px, kc, c, lcmk, lam, mu)
             if ub == -INFINITY or ub + sl2 < thr:
                 continue
         else:
-            if kraw & CLASS_D:  # dominated by D states only
-                if Px <= maxPD:
-                    continue
-                maxPD = Px
-                if Px > maxP:
-                    maxP = Px
-            else:  # by any
-                if Px <= maxP:
-                    continue
-                maxP = Px
+            if _dominated(kraw, Px, &maxP, &maxPD):
+                continue
             ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
             if ub == -INFINITY or ub < thr:
                 continue
@@ -778,16 +824,7 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             ub = Px + lam * (c - Wx) + mu * (kk - kc) + A[t] + B[s + 1]
             if ub + sl2 < thr:
                 continue
-        vo = &pool.V2[out * VW]
-        for q in range(VW):
-            vo[q] = va[q]
-        if take_a:
-            vo[word] &= ~bit
-        else:
-            vo[word] |= bit
-        pool.W2[out] = Wx
-        pool.P2[out] = Px
-        pool.K2[out] = kraw
+        vo = _push(pool, out, Wx, Px, kraw, va, word, bit, not take_a)
         out += 1
         if Wx <= c and Px >= thr and (not cm or kc == kf) and (kraw & answers) == answers:
             _improve(r, pool, Px, k, -1, vo)
@@ -901,16 +938,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         _free_run(&r)
         return res
     pairs_init(&pr)
-    r.seq = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    res = STATE_LIMIT if r.seq == NULL or _reserve(pool, 2) < 0 else GO_ON
-    if res == GO_ON:
-        pool.W[0] = r.wsum
-        pool.P[0] = r.psum
-        pool.K[0] = <int32_t>r.b
-        for m in range(VW):
-            pool.V[m] = 0
-        r.s = r.b - 1
-        r.t = r.b
+    res = _start_state(&r, pool)
     while res == GO_ON and cnt > 0 and not r.found:
         if r.cm:
             _skip_fixed_count(&r)
@@ -918,20 +946,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
             _skip_fixed(&r)
         if r.s < 0 and r.t >= n:
             break
-        # One step: item t joins (dw > 0) or item s leaves (dw < 0).
-        if r.t < n and (k % 2 == 0 or r.s < 0):
-            m = r.t
-            dw = w[m]
-            dv = v[m]
-            kx = 1
-            r.t += 1
-        else:
-            m = r.s
-            dw = -w[m]
-            dv = -v[m]
-            kx = -1
-            r.s -= 1
-        r.seq[k] = m
+        m = _next_item(&r, k, &dw, &dv, &kx)
         if _reserve(pool, 2 * cnt) < 0:
             res = STATE_LIMIT
             break
@@ -955,6 +970,40 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         _free_run(&r)
         return res
     return _finish(&r, pool, k, x, zout)
+
+
+cdef Py_ssize_t _start_state(Run* r, Pool* pool) noexcept nogil:
+    """The core's one state before its first step: the break solution
+    (items 0 .. b-1), an empty history, the core empty between s = b - 1
+    and t = b. GO_ON, or STATE_LIMIT when out of memory."""
+    cdef Py_ssize_t q
+    r.seq = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
+    if r.seq == NULL or _reserve(pool, 2) < 0:
+        return STATE_LIMIT
+    pool.W[0] = r.wsum
+    pool.P[0] = r.psum
+    pool.K[0] = <int32_t>r.b
+    for q in range(VW):
+        pool.V[q] = 0
+    r.s = r.b - 1
+    r.t = r.b
+    return GO_ON
+
+
+cdef inline Py_ssize_t _next_item(Run* r, Py_ssize_t k, double* dw, double* dv, int32_t* kx) noexcept nogil:
+    """Core step k's item, alternating sides: t joins (dw > 0, one item
+    more) or s leaves (dw < 0, one less); recorded in r.seq."""
+    cdef Py_ssize_t m
+    if r.t < r.n and (k % 2 == 0 or r.s < 0):
+        m = r.t
+        dw[0], dv[0], kx[0] = r.w[m], r.v[m], 1
+        r.t += 1
+    else:
+        m = r.s
+        dw[0], dv[0], kx[0] = -r.w[m], -r.v[m], -1
+        r.s -= 1
+    r.seq[k] = m
+    return m
 
 
 cdef Py_ssize_t _finish(Run* r, Pool* pool, Py_ssize_t steps, uint8_t* x, double* zout) noexcept nogil:

@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from ._fsum import fsum
+
 __all__ = ["grid_exponent", "floor_grid", "grid_integers", "pareto_step"]
 
 #: Grid sums below this are exact in int64 (with room for one more weight).
@@ -43,7 +45,7 @@ def grid_integers(w: np.ndarray, e: int) -> np.ndarray | list[int]:
     """w / 2**e exactly: an int64 array when the total fits below 2**62, else
     a list of Python ints."""
     try:
-        top = math.frexp(math.fsum(w.tolist()))[1] if w.size else 0  # sum(w) < 2**top
+        top = math.frexp(fsum(w))[1] if w.size else 0  # sum(w) < 2**top
     except OverflowError:  # the sum is beyond float64
         top = 1 << 20
     if top - e <= 61:

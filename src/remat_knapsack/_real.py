@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ._fsum import fsum
 from ._grid import floor_grid as _floor_grid
 from ._grid import grid_exponent as _grid_exponent
 from ._grid import pareto_step
@@ -53,7 +54,7 @@ def solve_real(w, v, c, integral, tol, max_states, detail, run):
         return grouped
     # fsum is correctly rounded, so sum(w) < 2**top and sum(g) < 2**(top - e).
     try:
-        top = math.frexp(math.fsum(w.tolist()))[1]
+        top = math.frexp(fsum(w))[1]
     except OverflowError:  # every w_i < 2**1024
         top = 1024 + n.bit_length()
     s = max(0, top - e - 52)
@@ -114,7 +115,7 @@ def _reduced(w, v, c, e, s, integral, tol, max_states, detail, run):
     low, _ = run(ac, v, float(min(_floor_grid(c, e + s), int(ac.sum()))), integral, tol, max_states, detail)
     if excess_weight(w[low], c) > 0:  # cannot happen (see above); stay safe
         return None
-    lb = math.fsum(v[low].tolist())
+    lb = fsum(v[low])
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # subnormal weights
         eff = v / w
         order = np.argsort(-eff, kind="stable")
@@ -123,8 +124,8 @@ def _reduced(w, v, c, e, s, integral, tol, max_states, detail, run):
             return None
         lam = float(eff[order[brk]])
         d = v - lam * w
-        ul = lam * c + math.fsum(d[d > 0].tolist()) if np.all(np.isfinite(d)) else math.inf
-    gap = ul - lb + tol + _REDUCE_SLACK * math.fsum(v.tolist())
+        ul = lam * c + fsum(d[d > 0]) if np.all(np.isfinite(d)) else math.inf
+    gap = ul - lb + tol + _REDUCE_SLACK * fsum(v)
     if not math.isfinite(gap):
         return None  # bounds beyond float64: the exact fallback
     fixed_in = np.flatnonzero(d > gap)

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._fsum import fsum
+
 __all__ = [
     "Problem", "Items", "validate", "active_items", "excess_weight",
     "quantise_budget", "check_memory_limit", "as_real", "all_fit", "MAX_RUNTIME_TOTAL",
@@ -175,7 +177,7 @@ def excess_weight(weights: np.ndarray, capacity: Any) -> float:
     fsum equal to the capacity needs rationals."""
     if weights.dtype.kind in "iu":
         return float(int(weights.sum()) - int(capacity))
-    total = math.fsum(weights.tolist())
+    total = fsum(weights)
     if total != capacity:
         return total - float(capacity)
     exact = sum(map(Fraction, weights.tolist()), Fraction(0)) - Fraction(capacity)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._fsum import fsum
+from ._lists import floats_of
 
 __all__ = [
     "Problem", "Items", "validate", "active_items", "excess_weight",
@@ -186,6 +187,9 @@ def excess_weight(weights: np.ndarray, capacity: Any) -> float:
 
 def _as_float_array(x: Any, name: str) -> np.ndarray:
     if isinstance(x, (list, tuple)):
+        out = floats_of(x)  # plain floats and ints: no bool among them
+        if out is not None:
+            return out
         out = _pack_floats(x)
         if out is not None:
             if out.size:

@@ -10,7 +10,7 @@ Usage::
         --skip-before almost_strongly/0 almost_strongly/1 almost_strongly/2 similar_weights/1
     python benchmarks/bench_sparse_versions.py --before /tmp/before/src --after src \
         --families strongly inverse_strongly --n 100000 --R 10000 1000000 --seeds 0 1
-    python benchmarks/bench_sparse_versions.py --before src --after src --before-env MALLOC_TOP_PAD_=131072
+    python benchmarks/bench_sparse_versions.py --before src --after src --before-env REMAT_KNAPSACK_HEAP_PAD=0
 
 Each build runs in its own subprocess, alternating, ``--rounds`` times. A
 cell is the median of those rounds, and each round's time is the median of
@@ -72,7 +72,7 @@ def main() -> None:
     p.add_argument("--skip-before", nargs="*", default=[])
     p.add_argument("--before-env", nargs="*", default=[], metavar="VAR=VALUE",
                    help="extra environment for the older build's runs; with --before and --after both src, "
-                        "MALLOC_TOP_PAD_=131072 measures the heap padding (_heap.pyx) on its own")
+                        "REMAT_KNAPSACK_HEAP_PAD=0 measures the heap padding (_heap.pyx) on its own")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--families", nargs="*", help="default: the 7 classic classes and paper")

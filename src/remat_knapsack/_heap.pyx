@@ -3,19 +3,26 @@
 
 A solve at n = 10^5 allocates and frees some tens of MiB of numpy
 temporaries. glibc returns freed memory at the top of the heap to the system
-once more than 128 KiB of it is free (``M_TOP_PAD``), so the next temporary
+once more than ``M_TOP_PAD`` (128 KiB) of it is free, so the next temporary
 faults its pages in again; on this project's machine a minor fault costs
-about 3 us, and a solve at n = 10^5 took about 4,000 of them (docs/sparse.md).
-``keep_for(n)`` raises ``M_TOP_PAD`` to ``PER_ITEM`` bytes an item (at most
-``MAX_PAD``), never lowering it: freed memory then stays for the next
-temporary and the next solve. The price is memory: freed memory kept in
-the heap cannot always hold the next, larger array, so the peak rises (a
-single solve of ``paper(250_000)``: 43 MiB against 35 MiB), and what stays
-resident between solves is at most the padding, of pages a solve touched.
-``solve`` therefore asks for it only when no ``memory_limit`` is given.
+about 3 us (docs/sparse.md). ``keep_for(n)`` raises ``M_TOP_PAD`` to
+``PER_ITEM`` bytes an item (at most ``MAX_PAD``), never lowering it, so freed
+memory stays for the next temporary and the next solve.
 
-Nothing changes when the C library is not glibc, or when the user chose the
-padding (``MALLOC_TOP_PAD_`` or ``glibc.malloc.top_pad`` in
+Setting any of glibc's parameters turns off its dynamic mmap threshold (the
+threshold that rises to the largest block freed, up to 32 MiB); left where
+it stood, every array above it would be mapped and faulted in anew. So
+``keep_for`` also sets that threshold to where the dynamic one ends,
+``MMAP_THRESHOLD`` (32 MiB): arrays below it come from the heap.
+
+The price is memory: freed memory kept in the heap cannot always hold the
+next, larger array, so the peak rises, and what stays resident between
+solves is at most the padding, of pages a solve touched (measured in
+docs/sparse.md). ``solve`` asks for it only when no ``memory_limit`` is
+given (a padding set by an earlier solve stays). Nothing changes when the
+C library is not glibc, when ``REMAT_KNAPSACK_HEAP_PAD=0`` is set, or when
+the user set glibc's own (``MALLOC_TOP_PAD_``, ``MALLOC_MMAP_THRESHOLD_``,
+``glibc.malloc.top_pad`` or ``glibc.malloc.mmap_threshold`` in
 ``GLIBC_TUNABLES``).
 """
 
@@ -27,13 +34,16 @@ cdef extern from *:
     #if defined(__GLIBC__)
     #include <malloc.h>
     static int rk_set_top_pad(int n) { return mallopt(M_TOP_PAD, n); }
+    static int rk_set_mmap_threshold(int n) { return mallopt(M_MMAP_THRESHOLD, n); }
     #define RK_HAVE_TOP_PAD 1
     #else
     static int rk_set_top_pad(int n) { (void)n; return 0; }
+    static int rk_set_mmap_threshold(int n) { (void)n; return 0; }
     #define RK_HAVE_TOP_PAD 0
     #endif
     """
     int rk_set_top_pad(int n) nogil
+    int rk_set_mmap_threshold(int n) nogil
     int RK_HAVE_TOP_PAD
 
 #: Bytes of padding a solve asks for per item: about what one touches at n = 10^5.
@@ -42,10 +52,16 @@ PER_ITEM = 512
 MAX_PAD = 64 << 20
 #: glibc's own ``M_TOP_PAD`` (``mallopt(3)``).
 DEFAULT_PAD = 128 << 10
+#: Where glibc's dynamic mmap threshold stops rising on 64-bit systems (``mallopt(3)``).
+MMAP_THRESHOLD = 32 << 20
 
 
 def _user_chose() -> bool:
-    return "MALLOC_TOP_PAD_" in os.environ or "glibc.malloc.top_pad" in os.environ.get("GLIBC_TUNABLES", "")
+    """The user turned the padding off, or set glibc's heap parameters themselves."""
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    return (os.environ.get("REMAT_KNAPSACK_HEAP_PAD") == "0"
+            or "MALLOC_TOP_PAD_" in os.environ or "MALLOC_MMAP_THRESHOLD_" in os.environ
+            or "glibc.malloc.top_pad" in tunables or "glibc.malloc.mmap_threshold" in tunables)
 
 
 ENABLED = bool(RK_HAVE_TOP_PAD) and not _user_chose()
@@ -61,6 +77,7 @@ def keep_for(Py_ssize_t n_items) -> int:
     want = min(PER_ITEM * n_items, MAX_PAD)
     if ENABLED and want > _pad:
         with _lock:
-            if want > _pad and rk_set_top_pad(want):
-                _pad = want
+            if want > _pad and (_pad > DEFAULT_PAD or rk_set_mmap_threshold(MMAP_THRESHOLD)):
+                if rk_set_top_pad(want):
+                    _pad = want
     return _pad

@@ -97,8 +97,8 @@ def solve(
         nothing is allocated, so any limit, 0 included, is met.
         Without a limit, on glibc, the heap keeps up to 512 bytes an item
         (at most 64 MiB) of freed memory for the next solve: fewer page
-        faults (up to 2x faster at n = 10^5) for a higher peak (about 1.2-1.4x
-        there); with a limit it stays as glibc keeps it.
+        faults for a higher peak (docs/contract.md, "Heap"); a solve with a
+        limit raises no padding (one an earlier solve raised stays).
 
     Returns
     -------
@@ -122,23 +122,9 @@ def solve(
     if solver not in SOLVERS:
         raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     check_memory_limit(memory_limit)
-    if memory_limit is None:  # a limit asks for memory first: the heap stays as glibc keeps it
-        _heap.keep_for(_length(memory))
-    return _solve(memory, runtimes, max_memory, solver, scale, memory_limit)
-
-
-def _length(x: Any) -> int:
-    """len(x), or 0 for what has none (validation then names the problem)."""
-    try:
-        return len(x)
-    except TypeError:
-        return 0
-
-
-def _solve(memory: Sequence[float] | np.ndarray, runtimes: Sequence[float] | np.ndarray, max_memory: float,
-           solver: str, scale: float | None, memory_limit: int | None) -> Solution:
-    """``solve`` once its solver name and memory limit are checked."""
     problem = validate(memory, runtimes, max_memory, scale)
+    if memory_limit is None:  # a limit asks for memory first: no padding raised for it
+        _heap.keep_for(problem.n)
     quantised = problem.scale is not None
     if solver != "auto" and not quantised and not _REGISTRY[solver].unquantised:
         unq = [k for k, s in _REGISTRY.items() if s.unquantised]

@@ -741,10 +741,9 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
                 return r
             if r == SCAN_DONE:
                 return 0
-            if r == KEEP:
+            if r == KEEP or r == BLOCK:
                 _keep(s, k)
-            elif r == BLOCK:  # every set left agrees with the witness from k down to s.block
-                _keep(s, k)
+            if r == BLOCK:  # every set left agrees with the witness from k down to s.block
                 for q in range(k - 1, s.block - 1, -1):
                     _pass(s, q)
                     if s.Sf[q]:

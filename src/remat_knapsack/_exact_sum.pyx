@@ -28,6 +28,7 @@ MAX_ITEMS = 1 << 30
 cdef inline bint _add(int64_t* limb, double x) noexcept nogil:
     """Add the double x into the limbs; False (nothing added) if it is inf or nan."""
     cdef uint64_t u, m, lo, hi
+    cdef int64_t sign
     cdef Py_ssize_t p, i, r
     memcpy(&u, &x, 8)
     p = <Py_ssize_t>((u >> 52) & 0x7FF)
@@ -43,14 +44,10 @@ cdef inline bint _add(int64_t* limb, double x) noexcept nogil:
     r = p & 31
     lo = (m & LOW32) << r  # < 2**63
     hi = (m >> 32) << r  # < 2**52
-    if u >> 63:
-        limb[i] -= <int64_t>(lo & LOW32)
-        limb[i + 1] -= <int64_t>((lo >> 32) + (hi & LOW32))
-        limb[i + 2] -= <int64_t>(hi >> 32)
-    else:
-        limb[i] += <int64_t>(lo & LOW32)
-        limb[i + 1] += <int64_t>((lo >> 32) + (hi & LOW32))
-        limb[i + 2] += <int64_t>(hi >> 32)
+    sign = -1 if u >> 63 else 1
+    limb[i] += sign * <int64_t>(lo & LOW32)
+    limb[i + 1] += sign * <int64_t>((lo >> 32) + (hi & LOW32))
+    limb[i + 2] += sign * <int64_t>(hi >> 32)
     return True
 
 

@@ -77,7 +77,8 @@ def keep_for(Py_ssize_t n_items) -> int:
     want = min(PER_ITEM * n_items, MAX_PAD)
     if ENABLED and want > _pad:
         with _lock:
-            if want > _pad and (_pad > DEFAULT_PAD or rk_set_mmap_threshold(MMAP_THRESHOLD)):
-                if rk_set_top_pad(want):
-                    _pad = want
+            # the threshold once, with the first padding (_pad still glibc's)
+            fixed = _pad > DEFAULT_PAD or rk_set_mmap_threshold(MMAP_THRESHOLD)
+            if want > _pad and fixed and rk_set_top_pad(want):
+                _pad = want
     return _pad

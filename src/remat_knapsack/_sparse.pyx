@@ -1197,7 +1197,7 @@ def _other_py(const double[::1] w, const double[::1] v, double c, double goal, c
     _release(&pool)
     if r < 0:
         _raise(r, pool)
-    return out[:n] if r == FOUND else None
+    return out if r == FOUND else None
 
 
 def _sort_ascending_py(const double[::1] x):

@@ -68,3 +68,30 @@ def small_hard_instance(rng, n_max=30):
     inst = pisinger(cls, n, R, rng.randrange(10**6))
     w, v = [int(x) for x in inst.memory], [int(x) for x in inst.runtimes]
     return w, v, rng.randint(0, sum(w))
+
+
+def knob_against_dp(seed, knob, stat, *, n_max=80, tries=150, families=None):
+    """``tries`` random Pisinger instances (n from 5 to ``n_max``, R of 10,
+    100 or 1,000, integer weights and values, a random capacity) solved by
+    ``sparse`` inside ``knob(rng)`` (a context manager, e.g. a test knob of
+    the canonical pass) and by dp: the same value and set, asserted. Returns
+    the sum of the ``sparse`` solutions' ``stats[stat]``, so a test can check
+    that the path under test was taken."""
+    import random
+
+    from remat_knapsack import instances, solve
+
+    rng = random.Random(seed)
+    families = families or instances.CLASSES + instances.HARD_CLASSES
+    total = 0
+    for _ in range(tries):
+        cls, n, R = rng.choice(families), rng.randint(5, n_max), rng.choice([10, 100, 1000])
+        inst = instances.pisinger(cls, n, R, rng.randrange(10**6))
+        w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+        c = float(rng.randint(0, int(sum(w))))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        with knob(rng):
+            got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (cls, w, v, c)
+        total += got.stats.get(stat, 0)
+    return total

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force
+from oracles import brute_force, knob_against_dp
 
 from remat_knapsack import SolverMemoryError, _canonical, _sparse, instances, solve, sparse
 
@@ -572,35 +572,9 @@ def _probe(gap, states=4096, per_item=8):
     return _configured(_canonical._configure_probe, gap, states, per_item)
 
 
-@settings(max_examples=300, deadline=None)
-@given(small)
-@pytest.mark.parametrize("budget", [(4096, 8), (1, 0)])  # (1, 0): most probes run over budget
-def test_prefix_probe_brute_force(budget, case):
-    w, v, cap = case
-    val, saved = brute_force(w, v, cap)
-    with _probe(1, *budget):
-        s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
-    assert (s.value, s.saved) == (val, saved)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_prefix_probe_against_dp(seed):
-    import random
-
-    from remat_knapsack.instances import CLASSES, HARD_CLASSES, pisinger
-
-    rng = random.Random(900 + seed)
-    probed = 0
-    for _ in range(150):
-        cls, n, R = rng.choice(CLASSES + HARD_CLASSES), rng.randint(5, 80), rng.choice([10, 100, 1000])
-        inst = pisinger(cls, n, R, rng.randrange(10**6))
-        w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
-        c = float(rng.randint(0, int(sum(w))))
-        ref = solve(w, v, c, scale=1, solver="dp")
-        with _probe(1):
-            got = solve(w, v, c, scale=1, solver="sparse")
-        assert (got.value, got.saved) == (ref.value, ref.saved), (cls, w, v, c)
-        probed += got.stats.get("probes_found", 0)
+    probed = knob_against_dp(900 + seed, lambda rng: _probe(1), "probes_found")
     assert probed > 0  # the probe answered, so the path above was taken
 
 
@@ -618,6 +592,56 @@ def test_prefix_probe_skips_the_chain_on_subset_sum():
     assert off.stats["probes"] == 0
     assert on.stats["probes_found"] >= 1
     assert on.stats["queries"] < off.stats["queries"]
+
+
+# The canonical pass's window run (``_canonical._window``): the decide run's
+# question on the items nearest the break, those before kept and those after
+# left out. Forced on (a window of 2 items, from 1 item below k) it runs on
+# small instances too.
+
+
+def _window(window, window_from=1, states=16384):
+    return _configured(_canonical._configure_window, window, window_from, states)
+
+
+# The prefix probe and the window run forced on, against brute force; with
+# a budget of (almost) no states most of them run over it.
+forced = {
+    "probe": lambda: _probe(1, 4096, 8),
+    "probe over budget": lambda: _probe(1, 1, 0),
+    "window": lambda: _window(2, 1, 16384),
+    "window over budget": lambda: _window(4, 1, 1),
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(small)
+@pytest.mark.parametrize("knob", list(forced))
+def test_forced_probe_and_window_brute_force(knob, case):
+    w, v, cap = case
+    val, saved = brute_force(w, v, cap)
+    with forced[knob]():
+        s = solve([float(a) for a in w], [float(b) for b in v], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_window_run_against_dp(seed):
+    found = knob_against_dp(700 + seed, lambda rng: _window(rng.choice([2, 4, 8])), "windows_found", n_max=120)
+    assert found > 0  # the window answered, so the path above was taken
+
+
+def test_window_run_answers_on_strongly_correlated_items():
+    # Strongly correlated, R=10^6, n=10^5: the decide runs find their sets
+    # next to the break, so a window of 512 items answers about half of them.
+    inst = instances.pisinger("strongly", 100_000, 10**6, 0)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    with _window(0):  # off
+        off = solve(*args, scale=1, solver="sparse")
+    on = solve(*args, scale=1, solver="sparse")
+    assert (on.value, on.saved) == (off.value, off.saved)
+    assert off.stats["windows"] == 0
+    assert on.stats["windows_found"] >= 1
 
 
 # The canonical pass asks a question of the complement in the prefix, a

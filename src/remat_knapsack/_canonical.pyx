@@ -30,8 +30,9 @@ from libc.math cimport fabs, INFINITY
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
-from ._fenwick cimport Fenwick, fen_add, fen_init, fen_within
+from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
+from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
 from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
                        OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, Card, Pool, Workspace, _core,
                        _raise, _tick)
@@ -60,6 +61,7 @@ cdef struct Scan:
     const double* d_v           # ... and values
     const Py_ssize_t* w_rank    # ... by ascending weight
     const Py_ssize_t* by_v      # ... by descending value (count structures)
+    const double* by_v_v        # ... their values in that order
     const Py_ssize_t* w_pos     # 1-based positions in the weight tree
     const Py_ssize_t* v_pos     # ... and in the value tree
     const Py_ssize_t* grp       # group of identical items of each item
@@ -72,8 +74,9 @@ cdef struct Scan:
     Py_ssize_t* sr              # ... the free item of each
     Py_ssize_t* pos             # scratch: free item -> run item
     Py_ssize_t* hint            # a decide run's items by weight (pairing)
-    Fenwick by_w                # the free items below k, by weight
+    Fenwick by_w                # the free items below tree_k, by weight
     Fenwick by_val              # ... and by value
+    Py_ssize_t tree_k           # (``_trees_below`` brings them down to k when a bound reads them)
     Card qcard                  # decide runs' multipliers (they count their own items)
     Card kcard                  # count-mode runs' (the count path's lam_k, mu_k)
     double lam                  # pre_d's multiplier (the break item's efficiency)
@@ -97,6 +100,10 @@ cdef struct Scan:
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
     Py_ssize_t beam_misses      # heuristic runs in a row that found nothing (``_decide``)
+    void* two_work              # the two-list search's workspace (TWO_LISTS_HALF's)
+    Py_ssize_t two_misses       # two-list searches in a row that found nothing (``_decide``)
+    Py_ssize_t two_tries        # two-list searches
+    Py_ssize_t two_found        # ... that found a set
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
@@ -112,6 +119,12 @@ cdef struct Scan:
     Py_ssize_t block            # the lowest item of that block
     Py_ssize_t other_h          # ``_other``: the highest item where its set differs from the witness
     Py_ssize_t other_n          # ... the items of its run
+    Py_ssize_t gb_k             # ``_greedy_below`` last ran below this item (-1: no break) ...
+    Py_ssize_t gb_q             # ... and met its break item at this position of the efficiency order,
+    double gb_w                 # ... after items of this weight ...
+    double gb_v                 # ... and value
+    Py_ssize_t windows          # window runs (``_window``)
+    Py_ssize_t windows_found    # ... that found a set there
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
@@ -215,6 +228,29 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) n
     return LEAVE_OUT
 
 
+# The count trees catch up with the pass by single removals, or are rebuilt
+# when more than one item in TREE_REBUILD of them has gone since.
+cdef Py_ssize_t TREE_REBUILD = 8
+
+
+cdef void _trees_below(Scan* s, Py_ssize_t k) noexcept nogil:
+    """Bring the count trees down to the free items below k. Between two
+    reads the pass drops many items (the last kmax mostly settles an item
+    without them: ``_root_bound``), so they are dropped here, together."""
+    cdef Py_ssize_t q
+    cdef bint by_value = s.qcard.mu < 0  # the value tree is read for kmin only
+    if (s.tree_k - k) * TREE_REBUILD > s.nu:
+        fen_fill(&s.by_w, s.w_rank, s.fw, k)
+        if by_value:
+            fen_fill(&s.by_val, s.by_v, s.fv, k)
+    else:
+        for q in range(k, s.tree_k):
+            fen_add(&s.by_w, s.w_pos[q], -s.fw[q], 0.0, -1.0)
+            if by_value:
+                fen_add(&s.by_val, s.v_pos[q], -s.fv[q], 0.0, -1.0)
+    s.tree_k = k
+
+
 cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
     """An upper bound on the free items below k within s.j, in O(log n):
     their value sum, the Lagrangian bound of multiplier s.lam, with the count
@@ -232,8 +268,15 @@ cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
             ub = lag
         s.kcard.kfix = s.kneed
     if s.counts and ub + sl >= s.tgt - s.tol:
-        # kmax (most of the lightest items within j) or kmin (the fewest of
-        # the most valuable that reach tgt), from the trees.
+        slack = ABS_SLACK + REL_CARD * (s.pre_ca[k] + s.qcard.lam * fabs(s.j)
+                                        + fabs(s.qcard.mu) * s.nu + fabs(s.tgt))
+        # kmax (most of the lightest items within j) only falls as the pass
+        # goes down (fewer items, less room), so the last one still bounds:
+        # tried before the tree's descent, which it mostly saves.
+        if s.qcard.mu >= 0 and _count_lag(s, k, s.kmax) + slack < s.tgt - s.tol:
+            return -INFINITY
+        # kmax or kmin (the fewest of the most valuable that reach tgt), from the trees.
+        _trees_below(s, k)
         fen_within(&s.by_w, s.j, False, &fk, &fv_, &s.kmax)
         if s.qcard.mu >= 0:
             kk = s.kmax
@@ -243,12 +286,14 @@ cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
             kk += 1
             if s.pre_v[k] < goal:  # not even all of them
                 kk = INFINITY
-        lag = s.qcard.lam * s.j + s.qcard.mu * kk + s.pre_c[k]
-        slack = ABS_SLACK + REL_CARD * (s.pre_ca[k] + s.qcard.lam * fabs(s.j)
-                                        + fabs(s.qcard.mu) * s.nu + fabs(s.tgt))
-        if lag + slack < s.tgt - s.tol:
+        if _count_lag(s, k, kk) + slack < s.tgt - s.tol:
             ub = -INFINITY
     return ub
+
+
+cdef inline double _count_lag(const Scan* s, Py_ssize_t k, double kk) noexcept nogil:
+    """The count bound of the free items below k within s.j, with kk items."""
+    return s.qcard.lam * s.j + s.qcard.mu * kk + s.pre_c[k]
 
 
 cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept nogil:
@@ -258,6 +303,23 @@ cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept 
 
 
 cdef Py_ssize_t BEAM_MISSES = 1
+# Before a decide run: a two-list search (``_two_lists``) over the
+# 2 * TWO_LISTS_HALF items nearest the break (2^12 subsets a list), unless
+# TWO_MISSES of them in a row found nothing (a no proves nothing, and proofs
+# come in runs); the next yes of a full run turns them on again.
+cdef Py_ssize_t TWO_LISTS_HALF = 12
+cdef Py_ssize_t TWO_MISSES = 2
+
+
+def _configure_two_lists(Py_ssize_t half, Py_ssize_t misses):
+    """Test knob: the two-list search's half size (0: off) and its misses in
+    a row (``TWO_LISTS_HALF``, ``TWO_MISSES``). Returns the old ones."""
+    global TWO_LISTS_HALF, TWO_MISSES
+    old = (TWO_LISTS_HALF, TWO_MISSES)
+    if not 0 <= half <= TWO_LISTS_MAX_HALF:
+        raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
+    TWO_LISTS_HALF, TWO_MISSES = half, misses
+    return old
 
 
 cdef void _run_counts(Scan* s, Py_ssize_t k, double kmax) noexcept nogil:
@@ -269,7 +331,7 @@ cdef void _run_counts(Scan* s, Py_ssize_t k, double kmax) noexcept nogil:
         return
     for i in range(s.nu):
         if s.by_v[i] < k:
-            s.st[q + 1] = s.st[q] + s.fv[s.by_v[i]]
+            s.st[q + 1] = s.st[q] + s.by_v_v[i]
             q += 1
     s.qcard.topv = s.st
     s.qcard.ntop = q
@@ -285,6 +347,13 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
     turns them on again), with the counts of ``_run_counts``."""
     cdef Py_ssize_t bb, r = 0
     cdef double zz
+    if s.integral and TWO_LISTS_HALF > 0 and s.two_misses < TWO_MISSES:
+        s.two_tries += 1
+        if two_lists(s.sw, s.sv, nsub, s.j, s.tgt - s.tol, TWO_LISTS_HALF, s.sx, s.two_work) == 1:
+            s.two_found += 1
+            s.two_misses = 0
+            return FOUND
+        s.two_misses += 1
     _run_counts(s, k, s.kmax)
     if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
         pool.beam = QBEAM
@@ -296,7 +365,7 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
         pool.by_weight = s.hint
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
         if r == FOUND:
-            s.beam_misses = 0
+            s.beam_misses = s.two_misses = 0
     return r
 
 
@@ -349,6 +418,9 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return _least_prefix(s, pool, k)
     if r != 0:
         return r
+    r = _window(s, pool, k)
+    if r != 0:
+        return r
     r = OVER_BUDGET
     if s.count_runs:
         nsub = _gather(s, s.d_rank, s.d_w, s.d_v, k)
@@ -388,7 +460,7 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
     trees (count, sum) over both orders holding every item (the value tree
     only ``by_value``, else left empty), and prefix sums
     of max(0, d) and |d| for d = v - lam w - mu (index order)."""
-    cdef Py_ssize_t nu = fw_a.shape[0], i, q, p, t
+    cdef Py_ssize_t nu = fw_a.shape[0], q
     w_pos_a = np.empty(nu, dtype=np.intp)
     v_pos_a = np.empty(nu, dtype=np.intp)
     fen = np.zeros((2, nu + 1, 2))  # by weight, by value; per node (key, count)
@@ -396,23 +468,16 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
     cdef const double[::1] fw = fw_a, fv = fv_a
     cdef const Py_ssize_t[::1] bw = by_w_a, bv = by_v_a
     cdef Py_ssize_t[::1] wp = w_pos_a, vp = v_pos_a
+    cdef Fenwick tree
     with nogil:
-        for q in range(nu):  # the leaves, in rank order
-            i = bw[q]
-            wp[i] = q + 1
-            f[0, q + 1, 0] = fw[i]
-            f[0, q + 1, 1] = 1.0
-            if by_value:
-                i = bv[q]
-                vp[i] = q + 1
-                f[1, q + 1, 0] = fv[i]
-                f[1, q + 1, 1] = 1.0
-        for t in range(2 if by_value else 1):  # in place, O(n): each node adds itself to its parent
-            for q in range(1, nu + 1):
-                p = q + (q & -q)
-                if p <= nu:
-                    f[t, p, 0] += f[t, q, 0]
-                    f[t, p, 1] += f[t, q, 1]
+        for q in range(nu):
+            wp[bw[q]] = q + 1
+            vp[bv[q]] = q + 1
+        fen_init(&tree, &f[0, 0, 0], False, nu)
+        fen_fill(&tree, &bw[0], &fw[0], nu)
+        if by_value:
+            fen_init(&tree, &f[1, 0, 0], False, nu)
+            fen_fill(&tree, &bv[0], &fv[0], nu)
     dc = fv_a - lam * fw_a - mu
     return w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
 
@@ -651,14 +716,19 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     that still fits within s.j), when it reaches the target: LEAVE_OUT with
     it as the witness, else 0. One pass (two on success), where a decide run
     would gather the items and set up first; on many instances (inverse
-    strongly correlated, n=10^5) that run's greedy start is its answer."""
+    strongly correlated, n=10^5) that run's greedy start is its answer. Its
+    break item is remembered for ``_window``."""
     cdef Py_ssize_t q, m
     cdef double room = s.j, val = 0
     s.greedy_tries += 1
+    s.gb_k = -1
     for q in range(s.nu):  # streams the efficiency order: no gather
-        if s.eff_rank[q] < k and s.eff_w[q] <= room:
-            room -= s.eff_w[q]
-            val += s.eff_v[q]
+        if s.eff_rank[q] < k:
+            if s.eff_w[q] <= room:
+                room -= s.eff_w[q]
+                val += s.eff_v[q]
+            elif s.gb_k < 0:  # the break item: remembered for ``_window``
+                s.gb_k, s.gb_q, s.gb_w, s.gb_v = k, q, s.j - room, val
     if val < s.tgt - s.tol:
         return 0
     s.greedy_found += 1
@@ -670,6 +740,91 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
             if s.Sf[m]:
                 room -= s.eff_w[q]
     s.Sf[k] = 0
+    return LEAVE_OUT
+
+
+# A window run (``_window``) is tried before a decide run on at least
+# WINDOW_FROM free items: on the WINDOW of them nearest the break, within
+# WINDOW_STATES states. On fewer items a full run's set-up costs less than
+# the windows that miss (strongly correlated, n=10^4: docs/sparse.md).
+cdef Py_ssize_t WINDOW = 512
+cdef Py_ssize_t WINDOW_FROM = 16384
+cdef Py_ssize_t WINDOW_STATES = 2048
+
+
+def _configure_window(Py_ssize_t window, Py_ssize_t window_from, Py_ssize_t states):
+    """Test knob: the window run's size, threshold and budget (``WINDOW``,
+    ``WINDOW_FROM``, ``WINDOW_STATES``; a window of 0 turns it off). Returns
+    the old ones."""
+    global WINDOW, WINDOW_FROM, WINDOW_STATES
+    old = (WINDOW, WINDOW_FROM, WINDOW_STATES)
+    WINDOW, WINDOW_FROM, WINDOW_STATES = window, window_from, states
+    return old
+
+
+cdef Py_ssize_t _window_edges(const Scan* s, Py_ssize_t k, Py_ssize_t* lo, Py_ssize_t* hi,
+                              double* w_in, double* v_in) noexcept nogil:
+    """The window of ``_window``: efficiency positions lo..hi-1 holding
+    WINDOW / 2 free items below k on either side of the break item
+    (``_greedy_below``'s), and the weight and value of those below k before
+    lo (the items the window run keeps). Returns its item count."""
+    cdef Py_ssize_t q = s.gb_q, got = 0
+    w_in[0], v_in[0] = s.gb_w, s.gb_v
+    while q > 0 and got < WINDOW // 2:
+        q -= 1
+        if s.eff_rank[q] < k:
+            got += 1
+            w_in[0] -= s.eff_w[q]
+            v_in[0] -= s.eff_v[q]
+    lo[0] = q
+    q = s.gb_q
+    while q < s.nu and got < WINDOW:
+        if s.eff_rank[q] < k:
+            got += 1
+        q += 1
+    hi[0] = q
+    return got
+
+
+cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """Before a decide run on the free items below witness item k: the same
+    question on the WINDOW of them nearest the break in efficiency order,
+    those before the window kept and those after it left out, within
+    WINDOW_STATES states. A set found there is a set below k; on the items
+    of a line (strongly correlated, R=10^6, n=10^5) the decide runs find
+    their sets next to the break, and a full run's set-up costs O(n) passes
+    where this costs O(WINDOW). Returns LEAVE_OUT (s.Sf is the new witness),
+    0 (no answer: the full run decides) or a negative code."""
+    cdef Py_ssize_t lo, hi, q, m, nsub = 0, r, bb
+    cdef double w_in, v_in, zz
+    cdef Card card
+    if WINDOW <= 0 or k < WINDOW_FROM or s.gb_k != k:
+        return 0
+    s.windows += 1
+    if _window_edges(s, k, &lo, &hi, &w_in, &v_in) < WINDOW:
+        return 0
+    for q in range(lo, hi):
+        m = s.eff_rank[q]
+        if m < k:
+            s.sw[nsub], s.sv[nsub], s.sr[nsub] = s.eff_w[q], s.eff_v[q], m
+            nsub += 1
+    card = s.qcard
+    card.topv = NULL  # the run counts its own items
+    pool.limit = pool.generated + WINDOW_STATES
+    r = _core(s.sw, s.sv, nsub, s.j - w_in, 1, s.tgt - v_in, s.integral, s.tol, pool, &card, s.sx, &zz, &bb)
+    pool.limit = 0
+    if r == OVER_BUDGET or r == NOT_FOUND:
+        return 0
+    if r < 0:
+        return r
+    for q in range(s.nu):  # kept before the window, left out after it
+        m = s.eff_rank[q]
+        if m < k:
+            s.Sf[m] = q < lo
+    for q in range(nsub):
+        s.Sf[s.sr[q]] = s.sx[q]
+    s.Sf[k] = 0
+    s.windows_found += 1
     return LEAVE_OUT
 
 
@@ -718,14 +873,6 @@ cdef void _keep(Scan* s, Py_ssize_t k) noexcept nogil:
     s.needed[s.grp[k]] = 1
 
 
-cdef inline void _pass(Scan* s, Py_ssize_t k) noexcept nogil:
-    """The scan moves below item k: the count trees drop it."""
-    if s.counts:  # the trees hold the items below k
-        fen_add(&s.by_w, s.w_pos[k], -s.fw[k], 0.0, -1.0)
-        if s.qcard.mu < 0:  # the value tree is read for kmin only
-            fen_add(&s.by_val, s.v_pos[k], -s.fv[k], 0.0, -1.0)
-
-
 cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
     """Top-down over the free items: leave out each witness item a set below
     it can replace, keep the others. Returns 0 or a negative result code."""
@@ -733,7 +880,6 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
     while k >= 0:
         if _tick(pool, 32):
             return INTERRUPTED
-        _pass(s, k)
         if s.Sf[k]:
             s.wdone += 1
             r = _settle(s, pool, k, below)
@@ -745,7 +891,6 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
                 _keep(s, k)
             if r == BLOCK:  # every set left agrees with the witness from k down to s.block
                 for q in range(k - 1, s.block - 1, -1):
-                    _pass(s, q)
                     if s.Sf[q]:
                         _keep(s, q)
                 k = s.block
@@ -828,23 +973,27 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] eff_w = fw_a[eff_rank_a], eff_v = fv_a[eff_rank_a]
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
+    cdef const double[::1] by_v_v = fv_a[by_v_a] if s.counts else np.zeros(1)
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
     cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8)
     cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
+    cdef uint8_t[::1] two_work = np.empty(two_lists_bytes(TWO_LISTS_HALF) if s.integral else 1, dtype=np.uint8)
     cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
-    s.eff_rank, s.d_rank, s.w_rank, s.by_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0]
+    s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
     s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
-    s.sr, s.pos, s.hint, s.av = &sr[0], &pos[0], &hint[0], &av[0]
+    s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
+    s.kmax = nu  # before the first count: every item
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
     fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
+    s.tree_k = nu  # the trees hold every free item
     r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
     if r < 0:
         _raise(r, pool[0])
@@ -859,7 +1008,8 @@ cdef void _report(const Scan* s, dict stats):
                  greedy_tries=s.greedy_tries, greedy_found=s.greedy_found, probes=s.probes,
                  probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
                  unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
-                 unique_blocks=s.uniq_blocks)
+                 unique_blocks=s.uniq_blocks, windows=s.windows, windows_found=s.windows_found,
+                 two_lists=s.two_tries, two_lists_found=s.two_found)
 
 
 def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,
@@ -875,3 +1025,21 @@ def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tg
 def _group_ids_py(const double[::1] w, const double[::1] v):
     """For tests: the canonical pass's groups of identical items."""
     return _identical_groups(w, v, _sort_ascending_py(w))
+
+
+def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goal, Py_ssize_t half):
+    """For tests: ``_two_lists.two_lists`` on items (w, v) in efficiency
+    order: the set found as a uint8 array, or None."""
+    cdef Py_ssize_t n = w.shape[0]
+    if v.shape[0] != n:
+        raise ValueError(f"v has {v.shape[0]} items, w has {n}")
+    if not 0 <= half <= TWO_LISTS_MAX_HALF:
+        raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
+    x = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] xv = x
+    cdef uint8_t[::1] work = np.empty(two_lists_bytes(half), dtype=np.uint8)
+    cdef int r
+    with nogil:
+        r = two_lists(&w[0] if n else NULL, &v[0] if n else NULL, n, c, goal, half,
+                      &xv[0] if n else NULL, &work[0])
+    return x if r == 1 else None

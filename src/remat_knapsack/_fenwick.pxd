@@ -45,6 +45,24 @@ cdef inline void fen_add(Fenwick* f, Py_ssize_t rank, double key, double val, do
         rank += rank & -rank
 
 
+cdef inline void fen_fill(Fenwick* f, const Py_ssize_t* order, const double* key,
+                          Py_ssize_t below) noexcept nogil:
+    """Rebuild the tree (no val carried) to hold the items ``order[r - 1]``
+    at rank r whose index is below ``below``, with their ``key``: O(n)."""
+    cdef Py_ssize_t r, p, t, i
+    cdef double* x
+    for r in range(1, f.n + 1):  # the leaves, in rank order
+        i = order[r - 1]
+        x = f.node + r * f.width
+        x[0] = key[i] if i < below else 0.0
+        x[1] = 1.0 if i < below else 0.0
+    for r in range(1, f.n + 1):  # in place: each node adds itself to its parent
+        p = r + (r & -r)
+        if p <= f.n:
+            for t in range(f.width):
+                f.node[p * f.width + t] += f.node[r * f.width + t]
+
+
 cdef inline Py_ssize_t fen_within(const Fenwick* f, double limit, bint strict,
                                   double* key, double* val, double* cnt) noexcept nogil:
     """The longest rank prefix whose key sum is <= ``limit`` (< when

@@ -116,7 +116,14 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    cardinality multipliers, the
    count bound of a decide run's root (kmax, or the fewest most valuable items
    reaching the target) comes from Fenwick trees over the free items below,
-   in O(log n), so most runs that would stop at their root are never started.
+   in O(log n), so most runs that would stop at their root are never started;
+   kmax only falls as the pass goes down, so the last one is tried first, and
+   the trees drop the items passed only when they are read again.
+   **Window runs.** On 16,384 free items or more, a decide run is preceded
+   by the same question on the 512 of them nearest the break in efficiency
+   order (those before the window kept, those after it left out), within
+   2,048 states: a set found there is an answer, found without the full
+   run's O(n) set-up; when none is found the full run decides.
    Identical items (same weight and runtime, the shape of real graphs) cost
    one decide run per group, not one per copy: once an item is needed, every
    identical item below it that the witness holds is needed too, so the

@@ -24,6 +24,8 @@ of items on which every set left agrees with the witness.
 ``canonical`` sets up the ``Scan``'s arrays.
 """
 
+import threading
+
 import numpy as np
 
 from libc.math cimport fabs, INFINITY
@@ -104,6 +106,7 @@ cdef struct Scan:
     Py_ssize_t two_misses       # two-list searches in a row that found nothing (``_decide``)
     Py_ssize_t two_tries        # two-list searches
     Py_ssize_t two_found        # ... that found a set
+    Py_ssize_t yes_states       # the states of the last decide run that found a set (``_decide``)
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
@@ -304,21 +307,36 @@ cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept 
 
 cdef Py_ssize_t BEAM_MISSES = 1
 # Before a decide run: a two-list search (``_two_lists``) over the
-# 2 * TWO_LISTS_HALF items nearest the break (2^12 subsets a list), unless
-# TWO_MISSES of them in a row found nothing (a no proves nothing, and proofs
-# come in runs); the next yes of a full run turns them on again.
+# 2 * TWO_LISTS_HALF items nearest the break (2^12 subsets a list), then
+# TWO_LISTS_TRIES - 1 more with some of them spread out, on items on one
+# line only. A search costs about what a run of 4,000 states does (the
+# merges are latency-bound), so it is tried only while the last yes of a run
+# cost TWO_WORTH states or more, and not after TWO_MISSES of them in a row
+# found nothing (a no proves nothing, and proofs come in runs); the next yes
+# of a full run turns them on again. Off the line (profit ceiling, spanner,
+# multiple strongly correlated items) it found only cheap sets: 1.1-1.4x
+# slower there.
 cdef Py_ssize_t TWO_LISTS_HALF = 12
+cdef Py_ssize_t TWO_LISTS_TRIES = 3
 cdef Py_ssize_t TWO_MISSES = 2
+cdef Py_ssize_t TWO_WORTH = 16384
+cdef bint TWO_ANY_ITEMS = False  # tests: off the line too
 
 
-def _configure_two_lists(Py_ssize_t half, Py_ssize_t misses):
-    """Test knob: the two-list search's half size (0: off) and its misses in
-    a row (``TWO_LISTS_HALF``, ``TWO_MISSES``). Returns the old ones."""
-    global TWO_LISTS_HALF, TWO_MISSES
-    old = (TWO_LISTS_HALF, TWO_MISSES)
+def _configure_two_lists(Py_ssize_t half, Py_ssize_t misses, Py_ssize_t tries=3, Py_ssize_t worth=16384,
+                         bint any_items=False):
+    """Test knob: the two-list search's half size (0: off), its misses in a
+    row, its tries, the states a yes must have cost, and whether items off
+    the line are searched too (``TWO_LISTS_HALF``, ``TWO_MISSES``,
+    ``TWO_LISTS_TRIES``, ``TWO_WORTH``, ``TWO_ANY_ITEMS``). Returns the old
+    ones."""
+    global TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS
+    old = (TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS)
     if not 0 <= half <= TWO_LISTS_MAX_HALF:
         raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
-    TWO_LISTS_HALF, TWO_MISSES = half, misses
+    if not 1 <= tries <= 3:
+        raise ValueError(f"tries must be 1, 2 or 3, not {tries}")
+    TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS = half, misses, tries, worth, any_items
     return old
 
 
@@ -338,22 +356,38 @@ cdef void _run_counts(Scan* s, Py_ssize_t k, double kmax) noexcept nogil:
     s.qcard.kmax = kmax
 
 
+cdef bint _two_lists_found(Scan* s, Py_ssize_t nsub) noexcept nogil:
+    """The two-list search on the gathered run items, when it may pay: the
+    items lie on the count multipliers' line (s.on_line: then a set reaching
+    the target must fill the capacity exactly, and the runs' states double
+    before one does), the last yes of a run cost TWO_WORTH states or more (or
+    none came yet), and fewer than TWO_MISSES searches in a row found
+    nothing. True with its set in s.sx."""
+    if not (s.integral and (s.on_line or TWO_ANY_ITEMS)) or TWO_LISTS_HALF == 0:
+        return False
+    if s.two_misses >= TWO_MISSES or s.yes_states < TWO_WORTH:
+        return False
+    s.two_tries += 1
+    if two_lists(s.sw, s.sv, nsub, s.j, s.tgt - s.tol, TWO_LISTS_HALF, TWO_LISTS_TRIES, s.sx, s.two_work) == 1:
+        s.two_found += 1
+        s.two_misses = 0
+        return True
+    s.two_misses += 1
+    return False
+
+
 cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noexcept nogil:
     """Can the gathered run items (efficiency order) reach s.tgt within s.j?
-    A decide run (a 512-state heuristic run first when the count bound is
-    active, unless BEAM_MISSES of them in a row found nothing: a heuristic
-    run only pays on a yes, and proofs tend to come in runs, as on circle
-    items, where they cost a sixth of the states; the next yes of a full run
-    turns them on again), with the counts of ``_run_counts``."""
-    cdef Py_ssize_t bb, r = 0
+    The two-list search first (``_two_lists_found``), then a decide run (a
+    512-state heuristic run first when the count bound is active, unless
+    BEAM_MISSES of them in a row found nothing: a heuristic run only pays on
+    a yes, and proofs tend to come in runs, as on circle items, where they
+    cost a sixth of the states; the next yes of a full run turns them on
+    again), with the counts of ``_run_counts``."""
+    cdef Py_ssize_t bb, r = 0, g0 = pool.generated
     cdef double zz
-    if s.integral and TWO_LISTS_HALF > 0 and s.two_misses < TWO_MISSES:
-        s.two_tries += 1
-        if two_lists(s.sw, s.sv, nsub, s.j, s.tgt - s.tol, TWO_LISTS_HALF, s.sx, s.two_work) == 1:
-            s.two_found += 1
-            s.two_misses = 0
-            return FOUND
-        s.two_misses += 1
+    if _two_lists_found(s, nsub):
+        return FOUND
     _run_counts(s, k, s.kmax)
     if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
         pool.beam = QBEAM
@@ -366,6 +400,8 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
         if r == FOUND:
             s.beam_misses = s.two_misses = 0
+    if r == FOUND:
+        s.yes_states = pool.generated - g0
     return r
 
 
@@ -898,6 +934,21 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
     return 0
 
 
+# The two-list search's workspace, one per thread, kept from solve to solve:
+# allocated afresh, its 400 KB would be faulted in again by every search
+# (measured: 0.2-0.3 ms a solve on profit ceiling items, n=10^3).
+_local = threading.local()
+
+
+cdef _two_lists_work(Py_ssize_t half):
+    """This thread's workspace for ``two_lists`` with half size ``half``."""
+    need = two_lists_bytes(half)
+    work = getattr(_local, "two_lists", None)
+    if work is None or work.shape[0] < need:
+        work = _local.two_lists = np.zeros(need, dtype=np.uint8)  # zeros: touched once, here
+    return work
+
+
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, Py_ssize_t count_states, Py_ssize_t count_per_item,
@@ -980,7 +1031,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
-    cdef uint8_t[::1] two_work = np.empty(two_lists_bytes(TWO_LISTS_HALF) if s.integral else 1, dtype=np.uint8)
+    cdef uint8_t[::1] two_work = _two_lists_work(TWO_LISTS_HALF if s.integral else 0)
     cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
@@ -991,6 +1042,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
+    s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
     fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
     s.tree_k = nu  # the trees hold every free item
@@ -1027,7 +1079,8 @@ def _group_ids_py(const double[::1] w, const double[::1] v):
     return _identical_groups(w, v, _sort_ascending_py(w))
 
 
-def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goal, Py_ssize_t half):
+def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goal, Py_ssize_t half,
+                  Py_ssize_t tries=1):
     """For tests: ``_two_lists.two_lists`` on items (w, v) in efficiency
     order: the set found as a uint8 array, or None."""
     cdef Py_ssize_t n = w.shape[0]
@@ -1035,11 +1088,13 @@ def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goa
         raise ValueError(f"v has {v.shape[0]} items, w has {n}")
     if not 0 <= half <= TWO_LISTS_MAX_HALF:
         raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
+    if not 1 <= tries <= 3:
+        raise ValueError(f"tries must be 1, 2 or 3, not {tries}")
     x = np.zeros(n, dtype=np.uint8)
     cdef uint8_t[::1] xv = x
-    cdef uint8_t[::1] work = np.empty(two_lists_bytes(half), dtype=np.uint8)
+    cdef uint8_t[::1] work = _two_lists_work(half)
     cdef int r
     with nogil:
-        r = two_lists(&w[0] if n else NULL, &v[0] if n else NULL, n, c, goal, half,
+        r = two_lists(&w[0] if n else NULL, &v[0] if n else NULL, n, c, goal, half, tries,
                       &xv[0] if n else NULL, &work[0])
     return x if r == 1 else None

@@ -27,63 +27,86 @@ cdef enum:
     TWO_LISTS_MAX_HALF = 16  # h at most: a list's subsets are bits of a uint32
 
 
-cdef struct Flip:
-    # A subset of one list's items, as a change to the break solution.
-    double dw       # its weight change
-    double dv       # its value change
-    uint32_t bits   # its items (bit i: the list's item i)
+cdef struct Flips:
+    # Subsets of one list's items, as changes to the break solution, in
+    # three arrays (the merge selects among them without branches).
+    double* dw        # their weight changes
+    double* dv        # their value changes
+    uint32_t* bits    # their items (bit i: the list's item i)
 
 
-cdef inline Py_ssize_t _subsets(const double* dw, const double* dv, Py_ssize_t m,
-                                Flip* out, Flip* tmp) noexcept nogil:
+cdef inline Py_ssize_t two_lists_bytes(Py_ssize_t h) noexcept nogil:
+    """The workspace ``two_lists`` needs for half size h: two lists and
+    their merge buffers, and the second list's running maxima."""
+    return 4 * (sizeof(double) * 2 + sizeof(uint32_t)) * (1 << h) + sizeof(Py_ssize_t) * (1 << h)
+
+
+cdef inline char* _carve(Flips* f, char* p, Py_ssize_t cap) noexcept nogil:
+    """Point ``f`` at ``cap`` entries from ``p``; returns the next free byte."""
+    f.dw = <double*>p
+    f.dv = f.dw + cap
+    f.bits = <uint32_t*>(f.dv + cap)
+    return <char*>(f.bits + cap)
+
+
+cdef inline void _subsets(const double* dw, const double* dv, Py_ssize_t m,
+                          Flips* out, Flips* tmp) noexcept nogil:
     """Every subset of m items (weight changes ``dw``, value changes ``dv``)
     into ``out`` by ascending weight change: the list so far merged with
     itself shifted by the next item, 2^m entries. ``tmp``: as large."""
     cdef Py_ssize_t size = 1, i, a, b, o
-    cdef Flip* cur = out
-    cdef Flip* nxt = tmp
-    cdef Flip* t
-    cur[0].dw = 0.0
-    cur[0].dv = 0.0
-    cur[0].bits = 0
+    cdef Flips cur = out[0], nxt = tmp[0]
+    cdef double xw, yw, xv, yv, d, e
+    cdef uint32_t bit, xb, yb
+    cdef bint tx
+    cur.dw[0] = cur.dv[0] = 0.0
+    cur.bits[0] = 0
     for i in range(m):
+        d, e, bit = dw[i], dv[i], <uint32_t>1 << i
         a = b = o = 0
-        while a < size or b < size:
-            if b == size or (a < size and cur[a].dw <= cur[b].dw + dw[i]):
-                nxt[o] = cur[a]
-                a += 1
-            else:
-                nxt[o].dw = cur[b].dw + dw[i]
-                nxt[o].dv = cur[b].dv + dv[i]
-                nxt[o].bits = cur[b].bits | (<uint32_t>1 << i)
-                b += 1
+        while a < size and b < size:  # which side comes next is a coin toss: selects, no branches
+            xw, xv, xb = cur.dw[a], cur.dv[a], cur.bits[a]  # both sides loaded first
+            yw, yv, yb = cur.dw[b] + d, cur.dv[b] + e, cur.bits[b] | bit
+            tx = xw <= yw
+            nxt.dw[o] = xw if tx else yw
+            nxt.dv[o] = xv if tx else yv
+            nxt.bits[o] = xb if tx else yb
+            a += tx
+            b += 1 - tx
+            o += 1
+        while a < size:
+            nxt.dw[o], nxt.dv[o], nxt.bits[o] = cur.dw[a], cur.dv[a], cur.bits[a]
+            a += 1
+            o += 1
+        while b < size:
+            nxt.dw[o], nxt.dv[o], nxt.bits[o] = cur.dw[b] + d, cur.dv[b] + e, cur.bits[b] | bit
+            b += 1
             o += 1
         size *= 2
-        t = cur
-        cur = nxt
-        nxt = t
-    if cur != out:
-        memcpy(out, cur, size * sizeof(Flip))
-    return size
+        cur, nxt = nxt, cur
+    if cur.dw != out.dw:
+        memcpy(out.dw, cur.dw, size * sizeof(double))
+        memcpy(out.dv, cur.dv, size * sizeof(double))
+        memcpy(out.bits, cur.bits, size * sizeof(uint32_t))
 
 
-cdef inline bint _partner(const Flip* A, Py_ssize_t na, const Flip* B, Py_ssize_t nb,
+cdef inline bint _partner(const Flips* A, Py_ssize_t na, const Flips* B, Py_ssize_t nb,
                           Py_ssize_t* best, double room, double need,
                           Py_ssize_t* ia, Py_ssize_t* ib) noexcept nogil:
-    """A pair with A[a].dw + B[b].dw <= room and A[a].dv + B[b].dv >= need,
-    into ia, ib. Both lists ascend in dw, so the room A[a] leaves for B only
-    shrinks along A; ``best[i]`` is filled here with the index of the largest
-    dv among B[0..i]."""
+    """A pair with A.dw[a] + B.dw[b] <= room and A.dv[a] + B.dv[b] >= need,
+    into ia, ib. Both lists ascend in dw, so the room A's entry leaves for
+    B only shrinks along A; ``best[i]`` is filled here with the index of the
+    largest dv among B's first i + 1."""
     cdef Py_ssize_t a, pb = nb - 1, i
     best[0] = 0
     for i in range(1, nb):
-        best[i] = i if B[i].dv > B[best[i - 1]].dv else best[i - 1]
+        best[i] = i if B.dv[i] > B.dv[best[i - 1]] else best[i - 1]
     for a in range(na):
-        while pb >= 0 and B[pb].dw > room - A[a].dw:
+        while pb >= 0 and B.dw[pb] > room - A.dw[a]:
             pb -= 1
         if pb < 0:
             return False
-        if A[a].dv + B[best[pb]].dv >= need:
+        if A.dv[a] + B.dv[best[pb]] >= need:
             ia[0] = a
             ib[0] = best[pb]
             return True
@@ -103,58 +126,98 @@ cdef inline bint _fits(const double* w, const double* v, Py_ssize_t n, double c,
     return tw <= c and tv >= goal
 
 
-cdef inline Py_ssize_t two_lists_bytes(Py_ssize_t h) noexcept nogil:
-    """The workspace ``two_lists`` needs for half size h: both lists and
-    their merge buffers, and the second list's running maxima."""
-    return (4 << h) * sizeof(Flip) + (1 << h) * sizeof(Py_ssize_t)
+cdef inline Py_ssize_t _lists_items(Py_ssize_t n, Py_ssize_t b, Py_ssize_t h, Py_ssize_t spread,
+                                    Py_ssize_t* pos) noexcept nogil:
+    """The items of the two lists, ascending, into ``pos``: on either side
+    of the break item b the h - spread nearest it, and ``spread`` more
+    spaced evenly over the rest of that side, its ends included (fewer where
+    a side has fewer items). Returns their count, at most 2h."""
+    cdef Py_ssize_t near = h - spread, m = 0, i, q, last = -1
+    cdef Py_ssize_t lo = b - near if b > near else 0, hi = b + near if b + near < n else n
+    for i in range(spread):  # over 0..lo-1
+        q = i * (lo - 1) // (spread - 1) if spread > 1 else 0
+        if last < q < lo:
+            pos[m] = last = q
+            m += 1
+    for q in range(lo, hi):
+        pos[m] = q
+        m += 1
+    last = hi - 1
+    for i in range(spread):  # over hi..n-1
+        q = hi + i * (n - 1 - hi) // (spread - 1) if spread > 1 else hi
+        if last < q < n:
+            pos[m] = last = q
+            m += 1
+    return m
 
 
-cdef inline int two_lists(const double* w, const double* v, Py_ssize_t n, double c, double goal,
-                          Py_ssize_t h, uint8_t* x, void* work) noexcept nogil:
-    """Whether a set that differs from the break solution only on the 2h
-    items nearest the break (h <= TWO_LISTS_MAX_HALF) fits ``c`` and reaches
-    ``goal``: 1 with it in ``x``, 0 when none does (or none was proved to:
-    the set found is summed again before it is returned). With integer
-    weights and values whose sums stay below 2**53 no sum rounds, so none is
-    missed. ``work``: ``two_lists_bytes(h)`` bytes, reused from call to call
-    (fresh memory would cost its page faults each time)."""
-    cdef Py_ssize_t b = 0, lo, m, ma, mb, i, q, ia = 0, ib = 0
-    cdef double W = 0.0, V = 0.0, sgn
+cdef inline bint _search(const double* w, const double* v, Py_ssize_t b, double room, double need,
+                         const Py_ssize_t* pos, Py_ssize_t m, void* work, Py_ssize_t h,
+                         uint32_t* bits) noexcept nogil:
+    """The two-list search over the items ``pos`` (m <= 2h of them): whether
+    some of them flipped (taken out before the break b, put in from it on)
+    change the break solution by at most ``room`` in weight and at least
+    ``need`` in value; ``bits`` gets the flips (bit i: item pos[i])."""
+    cdef Py_ssize_t ma = (m + 1) // 2, mb = m // 2, i, q, ia = 0, ib = 0
+    cdef double sgn
     cdef double dwa[TWO_LISTS_MAX_HALF]
     cdef double dva[TWO_LISTS_MAX_HALF]
     cdef double dwb[TWO_LISTS_MAX_HALF]
     cdef double dvb[TWO_LISTS_MAX_HALF]
-    cdef Flip* buf
-    cdef Py_ssize_t* best
-    cdef bint found
-    while b < n and W + w[b] <= c:
-        W += w[b]
-        V += v[b]
-        b += 1
-    lo = b - h if b > h else 0
-    m = (b + h if b + h < n else n) - lo
-    ma = (m + 1) // 2  # items lo, lo + 2, ... in list A; lo + 1, lo + 3, ... in B
-    mb = m // 2
-    for i in range(m):
-        q = lo + i
-        sgn = -1.0 if q < b else 1.0  # before the break: taken out; from it on: put in
+    cdef Flips A, At, B, Bt
+    cdef char* p = <char*>work
+    p = _carve(&A, p, 1 << h)
+    p = _carve(&At, p, 1 << h)
+    p = _carve(&B, p, 1 << h)
+    p = _carve(&Bt, p, 1 << h)
+    for i in range(m):  # items pos[0], pos[2], ... in list A; pos[1], pos[3], ... in B
+        q = pos[i]
+        sgn = -1.0 if q < b else 1.0
         if i % 2 == 0:
             dwa[i // 2], dva[i // 2] = sgn * w[q], sgn * v[q]
         else:
             dwb[i // 2], dvb[i // 2] = sgn * w[q], sgn * v[q]
-    buf = <Flip*>work
-    best = <Py_ssize_t*>(buf + (2 << ma) + (2 << mb))
-    _subsets(dwa, dva, ma, buf, buf + (1 << ma))
-    _subsets(dwb, dvb, mb, buf + (2 << ma), buf + (2 << ma) + (1 << mb))
-    found = _partner(buf, 1 << ma, buf + (2 << ma), 1 << mb, best, c - W, goal - V, &ia, &ib)
-    if found:
-        for q in range(n):
-            x[q] = q < b
-        for i in range(ma):
-            if buf[ia].bits >> i & 1:
-                x[lo + 2 * i] ^= 1
-        for i in range(mb):
-            if buf[(2 << ma) + ib].bits >> i & 1:
-                x[lo + 2 * i + 1] ^= 1
-        found = _fits(w, v, n, c, goal, x)
-    return 1 if found else 0
+    _subsets(dwa, dva, ma, &A, &At)
+    _subsets(dwb, dvb, mb, &B, &Bt)
+    if not _partner(&A, 1 << ma, &B, 1 << mb, <Py_ssize_t*>p, room, need, &ia, &ib):
+        return False
+    bits[0] = 0
+    for i in range(m):
+        if (A.bits[ia] >> (i // 2) if i % 2 == 0 else B.bits[ib] >> (i // 2)) & 1:
+            bits[0] |= <uint32_t>1 << i
+    return True
+
+
+cdef inline int two_lists(const double* w, const double* v, Py_ssize_t n, double c, double goal,
+                          Py_ssize_t h, Py_ssize_t tries, uint8_t* x, void* work) noexcept nogil:
+    """Whether a set that differs from the break solution only on 2h items
+    (h <= TWO_LISTS_MAX_HALF) fits ``c`` and reaches ``goal``: 1 with it in
+    ``x``, 0 when none was found (the set found is summed again before it is
+    returned). The first of ``tries`` searches takes the 2h items nearest
+    the break; the others take h/4, then h/2 of them on either side spaced
+    out instead (larger flips, where the nearest cannot close the gap). With
+    integer weights and values whose sums stay below 2**53 no sum rounds, so
+    none is missed. ``work``: ``two_lists_bytes(h)`` bytes, reused from call
+    to call (fresh memory would cost its page faults each time)."""
+    cdef Py_ssize_t b = 0, m, i, t
+    cdef Py_ssize_t pos[2 * TWO_LISTS_MAX_HALF]
+    cdef double W = 0.0, V = 0.0
+    cdef uint32_t bits = 0
+    cdef bint found = False
+    while b < n and W + w[b] <= c:
+        W += w[b]
+        V += v[b]
+        b += 1
+    for t in range(tries):
+        m = _lists_items(n, b, h, (h * t) // 4, pos)
+        found = _search(w, v, b, c - W, goal - V, pos, m, work, h, &bits)
+        if found:
+            break
+    if not found:
+        return 0
+    for i in range(n):
+        x[i] = i < b
+    for i in range(m):
+        if bits >> i & 1:
+            x[pos[i]] ^= 1
+    return 1 if _fits(w, v, n, c, goal, x) else 0

@@ -119,12 +119,14 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    in O(log n), so most runs that would stop at their root are never started;
    kmax only falls as the pass goes down, so the last one is tried first, and
    the trees drop the items passed only when they are read again.
-   **Two lists.** Before each decide run (integer instances), Horowitz and
-   Sahni's two lists search the sets that differ from the break solution on
-   the 24 items nearest the break only: 2^24 sets in two sorted lists of
-   2^12 subsets and one sweep. Strongly correlated items' yes questions,
-   which must fill the capacity exactly, are often answered there; after two
-   misses in a row it waits for the next yes of a full run.
+   **Two lists.** Before a decide run on integer items that lie on the
+   count multipliers' line (strongly correlated: a set reaching the target
+   must fill the capacity exactly), Horowitz and Sahni's two lists search
+   the sets that differ from the break solution on 24 items only: 2^24 sets
+   in two sorted lists of 2^12 subsets and one sweep; first the 24 nearest
+   the break, then with a quarter and a half of them spread over each side
+   (larger flips). It is tried while the last yes of a run cost 16,384
+   states or more, and not after two misses in a row.
    **Window runs.** On 16,384 free items or more, a decide run is preceded
    by the same question on the 512 of them nearest the break in efficiency
    order (those before the window kept, those after it left out), within

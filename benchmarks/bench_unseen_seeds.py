@@ -13,6 +13,8 @@ import time
 from remat_knapsack import instances, solve
 
 CASES = [
+    ("strongly", 1_000, 10**6),
+    ("strongly", 100_000, 10**6),
     ("multiple_strongly", 10_000, 10**4),
     ("multiple_strongly", 1_000, 10**6),
     ("subset_sum", 1_000, 10**6),

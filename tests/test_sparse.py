@@ -605,7 +605,8 @@ def _window(window, window_from=1, states=16384):
 
 
 # The prefix probe and the window run forced on, against brute force; with
-# a budget of (almost) no states most of them run over it.
+# a budget of (almost) no states most of them run over it. (On so few items
+# the windows mostly miss; the test against dp below checks that they answer.)
 forced = {
     "probe": lambda: _probe(1, 4096, 8),
     "probe over budget": lambda: _probe(1, 1, 0),
@@ -642,6 +643,34 @@ def test_window_run_answers_on_strongly_correlated_items():
     assert (on.value, on.saved) == (off.value, off.saved)
     assert off.stats["windows"] == 0
     assert on.stats["windows_found"] >= 1
+
+
+# The count structures (at least 256 free items, cardinality multipliers):
+# the last kmax tried before the trees' descent, and the trees brought down
+# lazily by single removals or by rebuilding, against dp; on strongly
+# correlated items (on the count line) the two-list search runs too.
+
+
+@pytest.mark.parametrize("rebuild", [0, 8, 1 << 40])  # always single removals; the default; always rebuilt
+def test_count_trees_and_two_lists_against_dp(rebuild):
+    import random
+
+    rng = random.Random(40 + rebuild % 97)
+    searched = 0
+    old = _canonical._configure_tree_rebuild(rebuild)
+    try:
+        for _ in range(12):
+            cls = rng.choice(["strongly", "inverse_strongly", "almost_strongly", "weakly"])
+            inst = instances.pisinger(cls, rng.randint(256, 500), 100, rng.randrange(10**6))
+            w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+            c = float(rng.randint(int(sum(w)) // 4, int(sum(w)) // 2))
+            ref = solve(w, v, c, scale=1, solver="dp")
+            got = solve(w, v, c, scale=1, solver="sparse")
+            assert (got.value, got.saved) == (ref.value, ref.saved), (cls, w, v, c)
+            searched += got.stats.get("two_lists", 0)
+    finally:
+        _canonical._configure_tree_rebuild(old)
+    assert searched > 0  # the count line held somewhere, so the two-list path was taken
 
 
 # The canonical pass asks a question of the complement in the prefix, a

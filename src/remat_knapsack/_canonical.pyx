@@ -102,7 +102,8 @@ cdef struct Scan:
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
     Py_ssize_t beam_misses      # heuristic runs in a row that found nothing (``_decide``)
-    void* two_work              # the two-list search's workspace (TWO_LISTS_HALF's)
+    void* two_work              # the two-list search's workspace ...
+    Py_ssize_t two_half         # ... for this half size (TWO_LISTS_HALF when the pass began; 0: off)
     Py_ssize_t two_misses       # two-list searches in a row that found nothing (``_decide``)
     Py_ssize_t two_tries        # two-list searches
     Py_ssize_t two_found        # ... that found a set
@@ -236,6 +237,15 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) n
 cdef Py_ssize_t TREE_REBUILD = 8
 
 
+def _configure_tree_rebuild(Py_ssize_t every):
+    """Test knob: ``TREE_REBUILD`` (0: always single removals; a huge value:
+    always rebuilt). Returns the old one."""
+    global TREE_REBUILD
+    old = TREE_REBUILD
+    TREE_REBUILD = every
+    return old
+
+
 cdef void _trees_below(Scan* s, Py_ssize_t k) noexcept nogil:
     """Bring the count trees down to the free items below k. Between two
     reads the pass drops many items (the last kmax mostly settles an item
@@ -255,7 +265,8 @@ cdef void _trees_below(Scan* s, Py_ssize_t k) noexcept nogil:
 
 
 cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
-    """An upper bound on the free items below k within s.j, in O(log n):
+    """An upper bound on the free items below k within s.j, in O(log n)
+    amortized (the trees catch up with the pass, ``_trees_below``):
     their value sum, the Lagrangian bound of multiplier s.lam, with the count
     path exactly s.kneed of them, and with the count structures the count
     bound of a decide run's root (-inf when that is below the target; its
@@ -363,12 +374,12 @@ cdef bint _two_lists_found(Scan* s, Py_ssize_t nsub) noexcept nogil:
     before one does), the last yes of a run cost TWO_WORTH states or more (or
     none came yet), and fewer than TWO_MISSES searches in a row found
     nothing. True with its set in s.sx."""
-    if not (s.integral and (s.on_line or TWO_ANY_ITEMS)) or TWO_LISTS_HALF == 0:
+    if not (s.integral and (s.on_line or TWO_ANY_ITEMS)) or s.two_half == 0:
         return False
     if s.two_misses >= TWO_MISSES or s.yes_states < TWO_WORTH:
         return False
     s.two_tries += 1
-    if two_lists(s.sw, s.sv, nsub, s.j, s.tgt - s.tol, TWO_LISTS_HALF, TWO_LISTS_TRIES, s.sx, s.two_work) == 1:
+    if two_lists(s.sw, s.sv, nsub, s.j, s.tgt - s.tol, s.two_half, TWO_LISTS_TRIES, s.sx, s.two_work) == 1:
         s.two_found += 1
         s.two_misses = 0
         return True
@@ -833,32 +844,43 @@ cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     0 (no answer: the full run decides) or a negative code."""
     cdef Py_ssize_t lo, hi, q, m, nsub = 0, r, bb
     cdef double w_in, v_in, zz
+    cdef bint x
     cdef Card card
     if WINDOW <= 0 or k < WINDOW_FROM or s.gb_k != k:
         return 0
-    s.windows += 1
     if _window_edges(s, k, &lo, &hi, &w_in, &v_in) < WINDOW:
         return 0
+    s.windows += 1
     for q in range(lo, hi):
         m = s.eff_rank[q]
         if m < k:
-            s.sw[nsub], s.sv[nsub], s.sr[nsub] = s.eff_w[q], s.eff_v[q], m
+            s.sw[nsub], s.sv[nsub], s.sr[nsub], s.pos[m] = s.eff_w[q], s.eff_v[q], m, nsub
             nsub += 1
     card = s.qcard
     card.topv = NULL  # the run counts its own items
-    pool.limit = pool.generated + WINDOW_STATES
+    pool.limit = pool.generated + max(1, WINDOW_STATES)  # 0 would mean no limit
     r = _core(s.sw, s.sv, nsub, s.j - w_in, 1, s.tgt - v_in, s.integral, s.tol, pool, &card, s.sx, &zz, &bb)
     pool.limit = 0
     if r == OVER_BUDGET or r == NOT_FOUND:
         return 0
     if r < 0:
         return r
-    for q in range(s.nu):  # kept before the window, left out after it
+    if _tick(pool, s.nu):  # the pass below
+        return INTERRUPTED
+    w_in = v_in = 0.0  # the set summed afresh: w_in and v_in were streamed differences
+    for q in range(s.nu):
         m = s.eff_rank[q]
         if m < k:
-            s.Sf[m] = q < lo
-    for q in range(nsub):
-        s.Sf[s.sr[q]] = s.sx[q]
+            x = s.sx[s.pos[m]] if lo <= q < hi else q < lo  # kept before the window, left out after it
+            if x:
+                w_in += s.eff_w[q]
+                v_in += s.eff_v[q]
+    if w_in > s.j or v_in < s.tgt - s.tol:
+        return 0
+    for q in range(s.nu):
+        m = s.eff_rank[q]
+        if m < k:
+            s.Sf[m] = s.sx[s.pos[m]] if lo <= q < hi else q < lo
     s.Sf[k] = 0
     s.windows_found += 1
     return LEAVE_OUT
@@ -935,8 +957,10 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
 
 
 # The two-list search's workspace, one per thread, kept from solve to solve:
-# allocated afresh, its 400 KB would be faulted in again by every search
-# (measured: 0.2-0.3 ms a solve on profit ceiling items, n=10^3).
+# allocated afresh, its 352 KB (half size 12) would be faulted in again by
+# every search (measured: 0.2-0.3 ms a solve on profit ceiling items,
+# n=10^3). It grows to the largest half size asked for (5.5 MB at 16, a
+# test's) and is freed with the thread.
 _local = threading.local()
 
 
@@ -945,7 +969,8 @@ cdef _two_lists_work(Py_ssize_t half):
     need = two_lists_bytes(half)
     work = getattr(_local, "two_lists", None)
     if work is None or work.shape[0] < need:
-        work = _local.two_lists = np.zeros(need, dtype=np.uint8)  # zeros: touched once, here
+        work = _local.two_lists = np.empty(need, dtype=np.uint8)
+        work.fill(0)  # its pages faulted in here, once
     return work
 
 
@@ -1031,7 +1056,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
-    cdef uint8_t[::1] two_work = _two_lists_work(TWO_LISTS_HALF if s.integral else 0)
+    s.two_half = TWO_LISTS_HALF if s.integral else 0  # the workspace's: a knob set meanwhile cannot overrun it
+    cdef uint8_t[::1] two_work = _two_lists_work(s.two_half)
     cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]

@@ -47,8 +47,9 @@ cdef inline void fen_add(Fenwick* f, Py_ssize_t rank, double key, double val, do
 
 cdef inline void fen_fill(Fenwick* f, const Py_ssize_t* order, const double* key,
                           Py_ssize_t below) noexcept nogil:
-    """Rebuild the tree (no val carried) to hold the items ``order[r - 1]``
-    at rank r whose index is below ``below``, with their ``key``: O(n)."""
+    """Rebuild the tree to hold the items ``order[r - 1]`` at rank r whose
+    index is below ``below``, with their ``key`` (a carried val is set to
+    0): O(n)."""
     cdef Py_ssize_t r, p, t, i
     cdef double* x
     for r in range(1, f.n + 1):  # the leaves, in rank order
@@ -56,6 +57,8 @@ cdef inline void fen_fill(Fenwick* f, const Py_ssize_t* order, const double* key
         x = f.node + r * f.width
         x[0] = key[i] if i < below else 0.0
         x[1] = 1.0 if i < below else 0.0
+        if f.width == 3:
+            x[2] = 0.0
     for r in range(1, f.n + 1):  # in place: each node adds itself to its parent
         p = r + (r & -r)
         if p <= f.n:

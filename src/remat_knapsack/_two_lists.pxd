@@ -38,7 +38,13 @@ cdef struct Flips:
 cdef inline Py_ssize_t two_lists_bytes(Py_ssize_t h) noexcept nogil:
     """The workspace ``two_lists`` needs for half size h: two lists and
     their merge buffers, and the second list's running maxima."""
-    return 4 * (sizeof(double) * 2 + sizeof(uint32_t)) * (1 << h) + sizeof(Py_ssize_t) * (1 << h)
+    return 4 * _list_bytes(1 << h) + sizeof(Py_ssize_t) * (1 << h)
+
+
+cdef inline Py_ssize_t _list_bytes(Py_ssize_t cap) noexcept nogil:
+    """One list of ``cap`` entries, rounded up to 8 bytes (the next one's
+    doubles stay aligned)."""
+    return ((sizeof(double) * 2 + sizeof(uint32_t)) * cap + 7) // 8 * 8
 
 
 cdef inline char* _carve(Flips* f, char* p, Py_ssize_t cap) noexcept nogil:
@@ -46,7 +52,7 @@ cdef inline char* _carve(Flips* f, char* p, Py_ssize_t cap) noexcept nogil:
     f.dw = <double*>p
     f.dv = f.dw + cap
     f.bits = <uint32_t*>(f.dv + cap)
-    return <char*>(f.bits + cap)
+    return p + _list_bytes(cap)
 
 
 cdef inline void _subsets(const double* dw, const double* dv, Py_ssize_t m,
@@ -204,6 +210,8 @@ cdef inline int two_lists(const double* w, const double* v, Py_ssize_t n, double
     cdef double W = 0.0, V = 0.0
     cdef uint32_t bits = 0
     cdef bint found = False
+    h = min(max(h, 0), <Py_ssize_t>TWO_LISTS_MAX_HALF)  # the workspace and ``pos`` hold no more
+    tries = min(max(tries, 1), 3)  # spreads 0, h/4, h/2: at most h a side
     while b < n and W + w[b] <= c:
         W += w[b]
         V += v[b]

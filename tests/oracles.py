@@ -95,3 +95,18 @@ def knob_against_dp(seed, knob, stat, *, n_max=80, tries=150, families=None):
         assert (got.value, got.saved) == (ref.value, ref.saved), (cls, w, v, c)
         total += got.stats.get(stat, 0)
     return total
+
+
+def off_and_on(cls, n, R, seed, off):
+    """``sparse`` on a Pisinger instance inside the context manager ``off``
+    (a test knob turning a path of the canonical pass off) and without it:
+    the same value and set, asserted. Returns the two solutions (off, on)."""
+    from remat_knapsack import instances, solve
+
+    inst = instances.pisinger(cls, n, R, seed)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    with off:
+        off_solution = solve(*args, scale=1, solver="sparse")
+    on_solution = solve(*args, scale=1, solver="sparse")
+    assert (on_solution.value, on_solution.saved) == (off_solution.value, off_solution.saved)
+    return off_solution, on_solution

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force, knob_against_dp
+from oracles import brute_force, knob_against_dp, off_and_on
 
 from remat_knapsack import SolverMemoryError, _canonical, _sparse, instances, solve, sparse
 
@@ -581,14 +581,7 @@ def test_prefix_probe_against_dp(seed):
 def test_prefix_probe_skips_the_chain_on_subset_sum():
     # Subset sum n=10^4: the top-down pass asked a decide run per witness item
     # of a chain of a dozen; one probe on the shortest prefix replaces them.
-    from remat_knapsack.instances import pisinger
-
-    inst = pisinger("subset_sum", 10_000, 10_000, 0)
-    args = (inst.memory, inst.runtimes, inst.max_memory)
-    with _probe(1 << 40):  # never
-        off = solve(*args, scale=1, solver="sparse")
-    on = solve(*args, scale=1, solver="sparse")
-    assert (on.value, on.saved) == (off.value, off.saved)
+    off, on = off_and_on("subset_sum", 10_000, 10_000, 0, _probe(1 << 40))  # never
     assert off.stats["probes"] == 0
     assert on.stats["probes_found"] >= 1
     assert on.stats["queries"] < off.stats["queries"]
@@ -635,12 +628,7 @@ def test_window_run_against_dp(seed):
 def test_window_run_answers_on_strongly_correlated_items():
     # Strongly correlated, R=10^6, n=10^5: the decide runs find their sets
     # next to the break, so a window of 512 items answers about half of them.
-    inst = instances.pisinger("strongly", 100_000, 10**6, 0)
-    args = (inst.memory, inst.runtimes, inst.max_memory)
-    with _window(0):  # off
-        off = solve(*args, scale=1, solver="sparse")
-    on = solve(*args, scale=1, solver="sparse")
-    assert (on.value, on.saved) == (off.value, off.saved)
+    off, on = off_and_on("strongly", 100_000, 10**6, 0, _window(0))  # off
     assert off.stats["windows"] == 0
     assert on.stats["windows_found"] >= 1
 
@@ -838,12 +826,7 @@ def test_unique_run_against_dp(seed):
 def test_unique_run_settles_a_unique_optimum():
     # Circle items: a nearly unique optimum under loose bounds, where the
     # top-down pass proves witness items needed one decide run each.
-    inst = instances.pisinger("circle", 2_000, 10_000, 3)
-    args = (inst.memory, inst.runtimes, inst.max_memory)
-    with _unique_from(-1):
-        off = solve(*args, scale=1, solver="sparse")
-    on = solve(*args, scale=1, solver="sparse")
-    assert (on.value, on.saved) == (off.value, off.saved)
+    off, on = off_and_on("circle", 2_000, 10_000, 3, _unique_from(-1))
     assert off.stats["unique_tries"] == 0
     assert on.stats["unique"] == 1
     assert on.stats["queries"] < off.stats["queries"]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import knob_against_dp
+from oracles import knob_against_dp, off_and_on
 
-from remat_knapsack import instances, solve
+from remat_knapsack import instances
 from remat_knapsack._canonical import _configure_two_lists, _two_lists_py
 
 items = st.integers(0, 10).flatmap(
@@ -102,12 +102,7 @@ def test_canonical_pass_with_two_lists_against_dp(config, seed):
 def test_two_lists_answer_on_strongly_correlated_items():
     # Strongly correlated, R=10^6, n=10^3: the decide runs' sets fill the
     # capacity exactly; a search over 24 items near the break finds some.
-    inst = instances.pisinger("strongly", 1_000, 10**6, 6)
-    args = (inst.memory, inst.runtimes, inst.max_memory)
-    with _two_lists(0):
-        off = solve(*args, scale=1, solver="sparse")
-    on = solve(*args, scale=1, solver="sparse")
-    assert (on.value, on.saved) == (off.value, off.saved)
+    off, on = off_and_on("strongly", 1_000, 10**6, 6, _two_lists(0))
     assert off.stats["two_lists"] == 0
     assert on.stats["two_lists_found"] >= 1
     assert on.stats["states"] < off.stats["states"]

@@ -334,6 +334,14 @@ cdef Py_ssize_t TWO_WORTH = 16384
 cdef bint TWO_ANY_ITEMS = False  # tests: off the line too
 
 
+cdef _check_two_lists(Py_ssize_t half, Py_ssize_t tries):
+    """ValueError unless ``two_lists`` supports this half size and these tries."""
+    if not 0 <= half <= TWO_LISTS_MAX_HALF:
+        raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
+    if not 1 <= tries <= 3:
+        raise ValueError(f"tries must be 1, 2 or 3, not {tries}")
+
+
 def _configure_two_lists(Py_ssize_t half, Py_ssize_t misses, Py_ssize_t tries=3, Py_ssize_t worth=16384,
                          bint any_items=False):
     """Test knob: the two-list search's half size (0: off), its misses in a
@@ -343,10 +351,7 @@ def _configure_two_lists(Py_ssize_t half, Py_ssize_t misses, Py_ssize_t tries=3,
     ones."""
     global TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS
     old = (TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS)
-    if not 0 <= half <= TWO_LISTS_MAX_HALF:
-        raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
-    if not 1 <= tries <= 3:
-        raise ValueError(f"tries must be 1, 2 or 3, not {tries}")
+    _check_two_lists(half, tries)
     TWO_LISTS_HALF, TWO_MISSES, TWO_LISTS_TRIES, TWO_WORTH, TWO_ANY_ITEMS = half, misses, tries, worth, any_items
     return old
 
@@ -374,7 +379,7 @@ cdef bint _two_lists_found(Scan* s, Py_ssize_t nsub) noexcept nogil:
     before one does), the last yes of a run cost TWO_WORTH states or more (or
     none came yet), and fewer than TWO_MISSES searches in a row found
     nothing. True with its set in s.sx."""
-    if not (s.integral and (s.on_line or TWO_ANY_ITEMS)) or s.two_half == 0:
+    if s.two_half == 0 or not (s.on_line or TWO_ANY_ITEMS):  # two_half: 0 unless integral
         return False
     if s.two_misses >= TWO_MISSES or s.yes_states < TWO_WORTH:
         return False
@@ -833,6 +838,13 @@ cdef Py_ssize_t _window_edges(const Scan* s, Py_ssize_t k, Py_ssize_t* lo, Py_ss
     return got
 
 
+cdef inline bint _window_takes(const Scan* s, Py_ssize_t q, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    """Whether a window run's set (s.sx over the window's items, s.pos their
+    places) takes the item at efficiency position q: kept before the window,
+    as the run chose inside it, left out after it."""
+    return s.sx[s.pos[s.eff_rank[q]]] if lo <= q < hi else q < lo
+
+
 cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """Before a decide run on the free items below witness item k: the same
     question on the WINDOW of them nearest the break in efficiency order,
@@ -844,7 +856,6 @@ cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     0 (no answer: the full run decides) or a negative code."""
     cdef Py_ssize_t lo, hi, q, m, nsub = 0, r, bb
     cdef double w_in, v_in, zz
-    cdef bint x
     cdef Card card
     if WINDOW <= 0 or k < WINDOW_FROM or s.gb_k != k:
         return 0
@@ -868,19 +879,16 @@ cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if _tick(pool, s.nu):  # the pass below
         return INTERRUPTED
     w_in = v_in = 0.0  # the set summed afresh: w_in and v_in were streamed differences
-    for q in range(s.nu):
-        m = s.eff_rank[q]
-        if m < k:
-            x = s.sx[s.pos[m]] if lo <= q < hi else q < lo  # kept before the window, left out after it
-            if x:
-                w_in += s.eff_w[q]
-                v_in += s.eff_v[q]
+    for q in range(hi):  # after the window nothing is taken
+        if s.eff_rank[q] < k and _window_takes(s, q, lo, hi):
+            w_in += s.eff_w[q]
+            v_in += s.eff_v[q]
     if w_in > s.j or v_in < s.tgt - s.tol:
         return 0
     for q in range(s.nu):
         m = s.eff_rank[q]
         if m < k:
-            s.Sf[m] = s.sx[s.pos[m]] if lo <= q < hi else q < lo
+            s.Sf[m] = _window_takes(s, q, lo, hi)
     s.Sf[k] = 0
     s.windows_found += 1
     return LEAVE_OUT
@@ -1112,10 +1120,7 @@ def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goa
     cdef Py_ssize_t n = w.shape[0]
     if v.shape[0] != n:
         raise ValueError(f"v has {v.shape[0]} items, w has {n}")
-    if not 0 <= half <= TWO_LISTS_MAX_HALF:
-        raise ValueError(f"half must be in 0..{TWO_LISTS_MAX_HALF}, not {half}")
-    if not 1 <= tries <= 3:
-        raise ValueError(f"tries must be 1, 2 or 3, not {tries}")
+    _check_two_lists(half, tries)
     x = np.zeros(n, dtype=np.uint8)
     cdef uint8_t[::1] xv = x
     cdef uint8_t[::1] work = _two_lists_work(half)

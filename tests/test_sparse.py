@@ -744,6 +744,66 @@ def test_avoid_mode_brute_force(case):
         assert float(ws[got.astype(bool)].sum()) <= c and float(vs[got.astype(bool)].sum()) >= goal
 
 
+def _lowest_copies_form(bits, types):
+    """Whether ``bits`` holds, of each type's copies (items in run order), the first ones."""
+    seen_out = set()
+    for b, t in zip(bits, types):
+        if b and t in seen_out:
+            return False
+        if not b:
+            seen_out.add(t)
+    return True
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.integers(1, 10).flatmap(lambda n: st.tuples(
+    st.lists(st.tuples(st.integers(1, 9), st.integers(0, 9)), min_size=1, max_size=3),
+    st.lists(st.integers(0, 2), min_size=n, max_size=n), st.lists(st.integers(0, 1), min_size=n, max_size=n),
+    st.lists(st.booleans(), min_size=n, max_size=n), st.integers(0, 60), st.integers(0, 6), st.booleans())))
+def test_avoid_mode_twins_brute_force(case):
+    # Items of a few types (identical copies), each type's copies in run
+    # order: with ``twin`` the run explores only the sets that hold each
+    # type's first copies, so a set that differs from the avoided one only by
+    # a swap of copies is no answer; every other set that differs is. When
+    # types of the same efficiency interleave, copies that are not adjacent
+    # are not linked: the run may then also find a swap, never miss a set.
+    kinds, pick, bits, in_range, c, below, interleave = case
+    items = [kinds[p % len(kinds)] for p in pick]
+    key = (lambda i: (-items[i][1] / items[i][0], i)) if interleave else \
+        (lambda i: (-items[i][1] / items[i][0], items[i], i))
+    order = sorted(range(len(items)), key=key)
+    ws = np.array([items[i][0] for i in order], dtype=float)
+    vs = np.array([items[i][1] for i in order], dtype=float)
+    types = [items[i] for i in order]
+    twin = [max((p for p in range(q) if types[p] == types[q]), default=-1) for q in range(len(types))]
+    S = [bits[i] for i in order]
+    for q in range(len(S)):  # drop items until S fits
+        if sum(ws[i] for i in range(len(S)) if S[i]) <= c:
+            break
+        S[q] = 0
+    goal = max(0, sum(vs[i] for i in range(len(S)) if S[i]) - below)
+    av = np.array([S[q] if in_range[order[q]] else 2 for q in range(len(S))], dtype=np.uint8)
+    want = any(_differs(x, list(av)) and _lowest_copies_form(x, types)
+               and sum(a for a, y in zip(ws, x) if y) <= c and sum(a for a, y in zip(vs, x) if y) >= goal
+               for x in itertools.product((0, 1), repeat=len(ws)))
+    got = _sparse._other_py(ws, vs, float(c), float(goal), av, np.array(twin))
+    adjacent = all(t in (-1, q - 1) for q, t in enumerate(twin))
+    assert (got is not None) == want or (not adjacent and got is not None)
+    if got is not None:
+        assert _differs(list(got), list(av)) and (_lowest_copies_form(list(got), types) or not adjacent)
+        assert float(ws[got.astype(bool)].sum()) <= c and float(vs[got.astype(bool)].sum()) >= goal
+
+
+def test_other_py_checks_twin():
+    w = np.array([2.0, 2.0, 3.0])
+    v = np.array([4.0, 4.0, 3.0])
+    av = np.array([1, 0, 0], dtype=np.uint8)
+    with pytest.raises(ValueError, match=r"twin\[2\] = 1"):
+        _sparse._other_py(w, v, 4.0, 4.0, av, np.array([-1, 0, 1]))
+    with pytest.raises(ValueError, match="twin has 2 items"):
+        _sparse._other_py(w, v, 4.0, 4.0, av, np.array([-1, 0]))
+
+
 @pytest.mark.parametrize("family", ["strongly", "circle", "uncorrelated", "subset_sum"])
 def test_avoid_mode_long_runs(family):
     # Runs of more than 64 core steps rebuild their set with a recovery run,
@@ -821,6 +881,43 @@ def test_unique_run_against_dp(seed):
         tries += got.stats.get("unique_tries", 0)
         proved += got.stats.get("unique", 0)
     assert proved > 0 and tries > proved  # both outcomes were taken
+
+
+def _twins(on):
+    return _configured(lambda flag: (_canonical._configure_twins(flag),), on)
+
+
+@pytest.mark.parametrize("twins", [False, True])
+@pytest.mark.parametrize("seed", range(2))
+def test_unique_run_with_copies_against_dp(seed, twins):
+    # Many identical copies (a few types, 64-400 items: the pass groups
+    # them), uniqueness runs at every witness item, the copies' rule on and
+    # off: against dp.
+    import random
+
+    rng = random.Random(700 + seed)
+    tries = 0
+    for _ in range(60):
+        n, types = rng.randint(64, 400), rng.randint(2, 12)
+        kinds = [(float(rng.randint(1, 40)), float(rng.randint(0, 40))) for _ in range(types)]
+        items = [rng.choice(kinds) for _ in range(n)]
+        w, v = [a for a, _ in items], [b for _, b in items]
+        c = float(rng.randint(0, int(sum(w))))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        with _unique_from(0), _twins(twins):
+            got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
+        tries += got.stats.get("unique_tries", 0)
+    assert tries > 0
+
+
+def test_twins_skip_swaps_of_copies():
+    # Circle items with about ten copies of each weight: without the copies'
+    # rule the uniqueness run finds a swap of copies and settles only a
+    # block; with it, it proves the witness the only set left at once.
+    off, on = off_and_on("circle", 5_000, 500, 1, _twins(False))
+    assert off.stats["unique"] == 0 and on.stats["unique"] == 1
+    assert on.stats["states"] < off.stats["states"]
 
 
 def test_unique_run_settles_a_unique_optimum():

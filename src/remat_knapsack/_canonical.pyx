@@ -56,6 +56,8 @@ cdef struct Scan:
     const double* pre_c         # ... of max(0, dc) for the count multipliers' dc
     const double* pre_ca        # ... of |dc| (``_count_trees``)
     const Py_ssize_t* eff_rank  # the free items in efficiency order
+    Py_ssize_t* eff_twin        # ... with each group's copies moved into index order (``_copies_in_order``)
+    bint twin_ready             # ... once a uniqueness run needed it
     const double* eff_w         # ... their weights in that order (streamed, not gathered)
     const double* eff_v         # ... and values
     const Py_ssize_t* d_rank    # ... in descending d_k (count-mode runs)
@@ -114,6 +116,10 @@ cdef struct Scan:
     Py_ssize_t probes_found     # ... that found a set there
     bint probe_off              # one failed since the last item kept: no more until the next
     uint8_t* av                 # a uniqueness run's avoided set (the witness, gathered)
+    Py_ssize_t* twin            # ... each of its items' previous identical copy (``Pool.twin``)
+    Py_ssize_t* copies          # scratch per group (``_link_copies``, ``_copies_in_order``) ...
+    Py_ssize_t* held
+    Py_ssize_t* below
     Py_ssize_t uniq_next        # proof states at which to ask ``_unique`` next
     Py_ssize_t opt_states       # the states of the runs that found OPT
     Py_ssize_t uniq_tries       # uniqueness runs
@@ -611,21 +617,98 @@ def _configure_unique(Py_ssize_t states_from, Py_ssize_t share):
     return old
 
 
+# Uniqueness runs explore only the sets with each group's lowest-indexed
+# copies (``Pool.twin``): a swap of identical copies is not another set.
+cdef bint TWINS = True
+
+
+def _configure_twins(bint on):
+    """Test knob: whether uniqueness runs skip swaps of identical copies. Returns the old value."""
+    global TWINS
+    old = TWINS
+    TWINS = on
+    return old
+
+
+cdef void _copies_in_order(Scan* s) noexcept nogil:
+    """s.eff_twin: the efficiency order with the copies of each group of
+    identical items moved into index order over the positions the group
+    holds (the free items are in index order). A run's items are the same
+    (the copies are identical); only which copy stands where changes. O(n),
+    by buckets per group (``s.copies``: offsets; ``s.twin``: scratch)."""
+    cdef Py_ssize_t q, g, acc = 0
+    for g in range(s.nu + 1):
+        s.copies[g] = 0
+    for q in range(s.nu):
+        s.copies[s.grp[q]] += 1
+    for g in range(s.nu + 1):  # counts -> offsets
+        q = s.copies[g]
+        s.copies[g] = acc
+        acc += q
+    for q in range(s.nu):  # each group's positions, ascending
+        g = s.grp[s.eff_rank[q]]
+        s.twin[s.copies[g]] = q
+        s.copies[g] += 1
+    for g in range(s.nu, 0, -1):  # back to the offsets
+        s.copies[g] = s.copies[g - 1]
+    s.copies[0] = 0
+    for q in range(s.nu):  # each group's copies, ascending, onto its positions
+        g = s.grp[q]
+        s.eff_twin[s.twin[s.copies[g]]] = q
+        s.copies[g] += 1
+
+
+cdef void _link_copies(Scan* s, Py_ssize_t nsub, Py_ssize_t m) noexcept nogil:
+    """s.twin for a uniqueness run's items (``Pool.twin``; range m..k):
+    each item's previous copy, in the groups where a set can differ from
+    the witness in range by its choice of copies alone: those it holds some
+    of but not all (a swap), and those with copies on both sides of m (a
+    copy in range taken instead of one below). -1 elsewhere: every link
+    costs the run dominance (``_open_steps``). Counts per group in
+    s.copies, s.held, s.below."""
+    cdef Py_ssize_t q, g, i
+    for q in range(nsub):
+        g = s.grp[s.sr[q]]
+        s.copies[g] = s.held[g] = s.below[g] = 0
+    for q in range(nsub):
+        i = s.sr[q]
+        g = s.grp[i]
+        s.copies[g] += 1
+        s.held[g] += s.Sf[i]
+        s.below[g] += i < m
+    for q in range(nsub):  # s.held: the group is linked (1) or not (0); s.copies: its last copy met
+        g = s.grp[s.sr[q]]
+        if s.copies[g] > 0:  # once per group
+            s.held[g] = 0 < s.held[g] < s.copies[g] or 0 < s.below[g] < s.copies[g]
+            s.copies[g] = -1
+    for q in range(nsub):
+        g = s.grp[s.sr[q]]
+        s.twin[q] = s.copies[g] if s.held[g] else -1
+        s.copies[g] = q
+
+
 cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept nogil:
     """Whether the free items 0..k hold a set T within s.j reaching s.tgt
     that differs from the witness on an item from m to k: one decide run in
-    avoid mode (``_core``). NOT_FOUND, FOUND (s.sx: T over the run's items,
+    avoid mode (``_core``). Identical copies are taken lowest-indexed first
+    (``_copies_in_order``, ``Pool.twin``): T differs in what it holds, not
+    only in which copies. NOT_FOUND, FOUND (s.sx: T over the run's items,
     s.other_h: the highest item where it differs), or a negative code."""
     cdef Py_ssize_t nsub, q, bb, r
     cdef double zz, tw = 0, tv = 0
     if _tick(pool, s.nu):  # the gather
         return INTERRUPTED
-    nsub = s.other_n = _gather(s, s.eff_rank, s.eff_w, s.eff_v, k + 1)
+    if TWINS and not s.twin_ready:
+        _copies_in_order(s)
+        s.twin_ready = 1
+    nsub = s.other_n = _gather(s, s.eff_twin if TWINS else s.eff_rank, s.eff_w, s.eff_v, k + 1)
     for q in range(nsub):
         s.av[q] = s.Sf[s.sr[q]] if s.sr[q] >= m else AVOID_FREE
+    _link_copies(s, nsub, m)
     _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
     pool.by_weight = s.hint
     pool.avoid = s.av
+    pool.twin = s.twin if TWINS else NULL
     r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
     if r != FOUND:
         return r
@@ -1061,6 +1144,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
     cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8)
     cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
+    cdef Py_ssize_t[::1] twin = np.empty(nu, dtype=np.intp), copies = np.empty(nu + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] held = np.empty(nu + 1, dtype=np.intp), below = np.empty(nu + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] eff_twin = np.empty(nu, dtype=np.intp)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
@@ -1074,6 +1160,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
+    s.twin, s.copies, s.held, s.below, s.eff_twin = &twin[0], &copies[0], &held[0], &below[0], &eff_twin[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay

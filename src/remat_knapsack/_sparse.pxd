@@ -99,6 +99,13 @@ cdef struct Pool:
     # items, in its order: 0 or 1, or AVOID_FREE for an item out of range) on
     # an item in range, or NULL (taken by that run): ``_core``'s avoid mode.
     const uint8_t* avoid
+    # With ``avoid``: for each item of the next run, the position of the
+    # previous identical copy in its order, or -1 (NULL: none). Among
+    # identical copies that run then only explores the sets that hold the
+    # lowest-indexed ones (each group's copies lie in index order), so a set
+    # that differs from ``avoid`` by a swap of copies is not an answer
+    # (``_twin_rule``). Taken by that run.
+    const Py_ssize_t* twin
     bint stop                # a signal handler raised: every run returns INTERRUPTED
     # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an
     # optimise run whose incumbent reaches it stops.

@@ -539,6 +539,12 @@ cdef struct Run:
     # does; the others (A) may still: D states dominate both classes, A
     # states only A states, and only D states answer.
     const uint8_t* avoid
+    # Identical copies (``Pool.twin``, avoid mode): the previous and next
+    # copy of each item in the run's order (-1: none), and the core step
+    # that decided each item (-1: none yet).
+    const Py_ssize_t* twin
+    Py_ssize_t* twin_next
+    Py_ssize_t* step_of
 
 
 cdef void _free_run(Run* r) noexcept nogil:
@@ -548,6 +554,9 @@ cdef void _free_run(Run* r) noexcept nogil:
     free(r.B)
     free(r.ltop)
     free(r.D)
+    free(r.twin_next)
+    free(r.step_of)
+    r.twin_next = r.step_of = NULL
     r.seq = r.A = NULL
     r.B = r.ltop = r.D = NULL
 
@@ -658,16 +667,40 @@ cdef inline bint _same(const uint8_t* x, const uint8_t* avoid, Py_ssize_t n) noe
 cdef Py_ssize_t _all_fit_other(Run* r, uint8_t* x) noexcept nogil:
     """Avoid mode when every item fits (``x`` holds them all): the best set
     that differs in range is all of them when they do, else all but the
-    least valuable item in range. FOUND (``x``, r.gp: it) or NOT_FOUND."""
+    least valuable item in range (with ``Run.twin``: all but an item in
+    range and the copies after it, so the set holds each group's first
+    copies). FOUND (``x``, r.gp: it), NOT_FOUND, or STATE_LIMIT when out of
+    memory."""
     cdef Py_ssize_t i, low = -1
+    cdef Py_ssize_t* nxt = NULL  # the next copy (-1: none) ...
+    cdef double* loss = NULL  # ... and the value of an item with the copies after it
     if _same(x, r.avoid, r.n):
+        nxt = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
+        loss = <double*>malloc(r.n * sizeof(double))
+        if nxt == NULL or loss == NULL:
+            free(nxt)
+            free(loss)
+            return STATE_LIMIT
         for i in range(r.n):
-            if r.avoid[i] != AVOID_FREE and (low < 0 or r.v[i] < r.v[low]):
+            nxt[i] = -1
+        if r.twin != NULL:
+            for i in range(r.n):
+                if r.twin[i] >= 0:
+                    nxt[r.twin[i]] = i
+        for i in range(r.n - 1, -1, -1):
+            loss[i] = r.v[i] + (loss[nxt[i]] if nxt[i] >= 0 else 0.0)
+            if r.avoid[i] != AVOID_FREE and (low < 0 or loss[i] <= loss[low]):
                 low = i
+        if low >= 0:
+            r.gp = r.psum - loss[low]
+            i = low
+            while i >= 0:
+                x[i] = 0
+                i = nxt[i]
+        free(nxt)
+        free(loss)
         if low < 0:
             return NOT_FOUND
-        x[low] = 0
-        r.gp = r.psum - r.v[low]
     return FOUND if r.gp >= r.goal - r.tol else NOT_FOUND
 
 
@@ -721,6 +754,25 @@ cdef inline bint _dominated(int32_t kraw, double Px, double* maxP, double* maxPD
     return False
 
 
+cdef inline bint _dominated_open(int32_t kraw, double Px, Py_ssize_t o, double* U, double* UD) noexcept nogil:
+    """``_dominated`` with the open steps (``_open_steps``): bit 0 / 1 of
+    ``o`` says whether the state lets the next item to add / to remove
+    flip, and a dominating state must let it wherever this one does. U[o]
+    (UD[o]: of D states) is the most valuable lighter state whose bits
+    contain o's. Records Px at every o' within o."""
+    cdef Py_ssize_t q
+    cdef bint d = (kraw & CLASS_D) != 0
+    if Px <= (UD[o] if d else U[o]):
+        return True
+    for q in range(4):
+        if (q & o) == q:
+            if Px > U[q]:
+                U[q] = Px
+            if d and Px > UD[q]:
+                UD[q] = Px
+    return False
+
+
 cdef inline uint64_t* _push(Pool* pool, Py_ssize_t out, double W, double P, int32_t K, const uint64_t* hist,
                             Py_ssize_t word, uint64_t bit, bint shifted) noexcept nogil:
     """State ``out`` of the next list: weight, value, count (with its class
@@ -754,6 +806,88 @@ cdef inline void _child_classes(const Run* r, Py_ssize_t m, int32_t* dev_a, int3
         dev_b[0] = CLASS_D
 
 
+cdef int _twin_setup(Run* r) noexcept nogil:
+    """Avoid mode with identical copies: each item's next copy and the
+    steps that decide items (``Run.twin``). -1 if out of memory."""
+    cdef Py_ssize_t i
+    r.twin_next = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
+    r.step_of = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
+    if r.twin_next == NULL or r.step_of == NULL:
+        return -1
+    for i in range(r.n):
+        r.twin_next[i] = -1
+        r.step_of[i] = -1
+    for i in range(1, r.n):
+        if r.twin[i] == i - 1:  # adjacent copies only: each rule reads its side's last step
+            r.twin_next[i - 1] = i
+    return 0
+
+
+cdef bint _twin_rule(const Run* r, Py_ssize_t k, Py_ssize_t m, Py_ssize_t* word, uint64_t* bit,
+                     uint64_t* need) noexcept nogil:
+    """Core step k flips item m: may a state do so? Among identical copies
+    (``Run.twin``) the sets with the lowest-indexed ones (their copies lie
+    in index order) add the copies after the break in order, remove those
+    before it from the highest down, and never do both. So m is added only
+    when the copy before it was added (or, the first after the break, when
+    the last before it was not removed), and removed only when the copy
+    after it was removed (or, the last before the break, when the first
+    after it was not added). True when the copy that rule reads was decided
+    within the last VBITS steps: a state may flip m only if bit ``bit`` of
+    word ``word`` of its history is ``need`` (``bit`` or 0). Every set that
+    holds the lowest-indexed copies keeps to it. Only adjacent copies are
+    linked, so a rule reads the last step on its side (or, across the
+    break, the first on the other), which ``_open_steps`` tells the merge."""
+    cdef Py_ssize_t p, kp
+    cdef bint same_side
+    if m >= r.b:  # m joins
+        p = m - 1 if m > 0 and r.twin[m] == m - 1 else -1
+        same_side = p >= r.b
+    else:  # m leaves
+        p = r.twin_next[m]
+        same_side = 0 <= p < r.b
+    if p < 0:
+        return False
+    kp = r.step_of[p]
+    if kp < 0 or k - kp >= VBITS:
+        return False
+    word[0] = (kp % VBITS) >> 6
+    bit[0] = (<uint64_t>1) << (kp & 63)
+    need[0] = bit[0] if same_side else 0
+    return True
+
+
+cdef void _open_steps(const Run* r, Py_ssize_t k, Py_ssize_t* ka, Py_ssize_t* kr, int* pa,
+                      int* pr) noexcept nogil:
+    """After core step k: the steps whose decisions the next item to add
+    and the next to remove will read (``_twin_rule``), or -1, and the
+    decision there that lets the item flip (``pa``, ``pr``: 1 when the rule
+    reads a copy on the same side, 0 across the break). A state that lets it
+    flip where another does not can complete as that one can, not the other
+    way round; so the merge lets a state dominate only states it is at
+    least as free as on both (``_dominated_open``)."""
+    cdef Py_ssize_t kp
+    ka[0] = kr[0] = -1
+    if r.t < r.n and r.t > 0 and r.twin[r.t] == r.t - 1:
+        kp = r.step_of[r.t - 1]
+        if kp >= 0 and k + 1 - kp < VBITS:
+            ka[0] = kp
+            pa[0] = r.t - 1 >= r.b
+    if r.s >= 0 and r.twin_next[r.s] == r.s + 1:
+        kp = r.step_of[r.s + 1]
+        if kp >= 0 and k + 1 - kp < VBITS:
+            kr[0] = kp
+            pr[0] = r.s + 1 < r.b
+
+
+cdef inline int _bit_at(const uint64_t* hist, Py_ssize_t kp, Py_ssize_t k, bint shifted) noexcept nogil:
+    """A child's decision at step kp <= k (its parent's history ``hist``, and
+    ``shifted`` at step k itself)."""
+    if kp == k:
+        return shifted
+    return (hist[(kp % VBITS) >> 6] >> (kp & 63)) & 1
+
+
 cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssize_t m, double dw, double dv,
                        int32_t kx, Py_ssize_t* work) noexcept nogil:
     """One core step: merge the list (W, P, V, K; ``cnt`` states) with its
@@ -775,11 +909,22 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
     cdef int cm = r.cm
     cdef double et = r.v[t] / r.w[t] if t < n else 0.0
     cdef double es = r.v[s] / r.w[s] if s >= 0 else 0.0
-    cdef double Wx, Px, kc, ub, maxP = -INFINITY, maxPD = -INFINITY
+    cdef double Wx, Px, kc, ub
+    cdef double maxP[4]  # by what the open steps let flip (``_dominated_open``): of any class ...
+    cdef double maxPD[4]  # ... of D states
+    cdef Py_ssize_t ka = -1, kr = -1, o = 3
+    cdef int pa = 0, pr = 0
     cdef double maxPK[2 * KWIN + 1]
     cdef uint64_t* va
     cdef uint64_t* vo
     cdef int take_a
+    cdef Py_ssize_t tword = 0
+    cdef uint64_t tbit = 0, tneed = 0
+    cdef bint twin = r.twin != NULL and _twin_rule(r, k, m, &tword, &tbit, &tneed)
+    for q in range(4):
+        maxP[q] = maxPD[q] = -INFINITY
+    if r.twin != NULL:
+        _open_steps(r, k, &ka, &kr, &pa, &pr)
     if cm:
         for q in range(2 * KWIN + 1):
             maxPK[q] = -INFINITY
@@ -801,9 +946,12 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             kraw = pool.K[ia] | dev_a
             ia += 1
         else:
+            va = &pool.V[ib * VW]
+            if twin and (va[tword] & tbit) != tneed:  # not the lowest-indexed copies (``_twin_rule``)
+                ib += 1
+                continue
             Wx = pool.W[ib] + dw
             Px = pool.P[ib] + dv
-            va = &pool.V[ib * VW]
             kraw = (pool.K[ib] | dev_b) + kx
             ib += 1
         kc = kraw & COUNT_MASK
@@ -815,7 +963,12 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             if ub == -INFINITY or ub + sl2 < thr:
                 continue
         else:
-            if _dominated(kraw, Px, &maxP, &maxPD):
+            if ka >= 0 or kr >= 0:
+                o = ((1 if ka < 0 or _bit_at(va, ka, k, not take_a) == pa else 0)
+                     | (2 if kr < 0 or _bit_at(va, kr, k, not take_a) == pr else 0))
+                if _dominated_open(kraw, Px, o, maxP, maxPD):
+                    continue
+            elif _dominated(kraw, Px, &maxP[3], &maxPD[3]):
                 continue
             ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
             if ub == -INFINITY or ub < thr:
@@ -926,9 +1079,11 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     r.ubc = INFINITY
     r.best_k = r.best_item = -1
     r.avoid = pool.avoid
+    r.twin = pool.twin if r.avoid != NULL else NULL
     pool.runs += 1
     pool.by_weight = NULL  # this run's alone, not its recovery runs
     pool.avoid = NULL  # likewise
+    pool.twin = NULL
     if r.avoid != NULL and (not decide or (card != NULL and card.kfix >= 0)):
         return INCONSISTENT  # avoid mode is for plain decide runs
     res = _count_start(&r, x) if card != NULL and card.kfix >= 0 else _plain_start(&r, x)
@@ -939,6 +1094,8 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
         return res
     pairs_init(&pr)
     res = _start_state(&r, pool)
+    if res == GO_ON and r.twin != NULL and _twin_setup(&r) < 0:
+        res = STATE_LIMIT
     while res == GO_ON and cnt > 0 and not r.found:
         if r.cm:
             _skip_fixed_count(&r)
@@ -1003,6 +1160,8 @@ cdef inline Py_ssize_t _next_item(Run* r, Py_ssize_t k, double* dw, double* dv, 
         dw[0], dv[0], kx[0] = -r.w[m], -r.v[m], -1
         r.s -= 1
     r.seq[k] = m
+    if r.step_of != NULL:
+        r.step_of[m] = k
     return m
 
 
@@ -1143,6 +1302,7 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.stop = 0
     pool.by_weight = NULL
     pool.avoid = NULL
+    pool.twin = NULL
     pool.opt_bound = INFINITY
     return pool
 
@@ -1176,15 +1336,19 @@ def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize
     return L, lam, mu
 
 
-def _other_py(const double[::1] w, const double[::1] v, double c, double goal, const uint8_t[::1] avoid):
+def _other_py(const double[::1] w, const double[::1] v, double c, double goal, const uint8_t[::1] avoid,
+              twin=None):
     """For tests: a decide run in avoid mode on items (w, v) in efficiency
     order (integers): a set within c worth at least ``goal`` that differs
     from ``avoid`` (0, 1, or 2 = out of range) on an item in range, as a
     uint8 array, or None when there is none. As in ``_core``'s avoid mode,
-    some set that agrees with ``avoid`` in range must fit and reach the goal."""
+    some set that agrees with ``avoid`` in range must fit and reach the goal.
+    ``twin``: each item's previous identical copy in that order, or -1
+    (``Pool.twin``), or None."""
     cdef Py_ssize_t n = w.shape[0], r, bb
     cdef double zz
     cdef Pool pool = _new_pool(1 << 40)
+    cdef const Py_ssize_t[::1] tw
     out = np.zeros(n, dtype=np.uint8)
     cdef uint8_t[::1] x = out
     if avoid.shape[0] != n:
@@ -1192,6 +1356,14 @@ def _other_py(const double[::1] w, const double[::1] v, double c, double goal, c
     if n == 0:  # the empty set is the only one
         return None
     pool.avoid = &avoid[0]
+    if twin is not None:
+        tw = np.ascontiguousarray(twin, dtype=np.intp)
+        if tw.shape[0] != n:
+            raise ValueError(f"twin has {tw.shape[0]} items, w has {n}")
+        for r in range(n):
+            if not -1 <= tw[r] < r or (tw[r] >= 0 and (w[tw[r]] != w[r] or v[tw[r]] != v[r])):
+                raise ValueError(f"twin[{r}] = {tw[r]} is not an earlier identical item or -1")
+        pool.twin = &tw[0]
     with nogil:
         r = _core(&w[0], &v[0], n, c, 1, goal, 1, 0.0, &pool, NULL, &x[0], &zz, &bb)
     _release(&pool)

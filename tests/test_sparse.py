@@ -717,6 +717,21 @@ def _brute_other(w, v, c, goal, avoid):
     return False
 
 
+def _avoided(ws, vs, bits, in_range, order, c, below):
+    """The avoided set of an avoid-mode case (items in run order ``order``):
+    ``bits`` with items dropped from the front until it fits c, so that it
+    fits and reaches the goal (its value less ``below``), as the canonical
+    pass's witness does. Returns (goal, avoid: 2 for an item out of range)."""
+    S = [bits[i] for i in order]
+    for q in range(len(S)):  # drop items until S fits
+        if sum(ws[i] for i in range(len(S)) if S[i]) <= c:
+            break
+        S[q] = 0
+    goal = max(0, sum(vs[i] for i in range(len(S)) if S[i]) - below)
+    av = np.array([S[q] if in_range[order[q]] else 2 for q in range(len(S))], dtype=np.uint8)
+    return goal, av
+
+
 @settings(max_examples=600, deadline=None)
 @given(st.integers(0, 10).flatmap(lambda n: st.tuples(
     st.lists(st.integers(1, 12), min_size=n, max_size=n), st.lists(st.integers(0, 12), min_size=n, max_size=n),
@@ -730,13 +745,7 @@ def test_avoid_mode_brute_force(case):
     order = sorted(range(len(w)), key=lambda i: -v[i] / w[i])
     ws = np.array([w[i] for i in order], dtype=float)
     vs = np.array([v[i] for i in order], dtype=float)
-    S = [bits[i] for i in order]
-    for q in range(len(S)):  # drop items until S fits
-        if sum(ws[i] for i in range(len(S)) if S[i]) <= c:
-            break
-        S[q] = 0
-    goal = max(0, sum(vs[i] for i in range(len(S)) if S[i]) - below)
-    av = np.array([S[q] if in_range[order[q]] else 2 for q in range(len(S))], dtype=np.uint8)
+    goal, av = _avoided(ws, vs, bits, in_range, order, c, below)
     got = _sparse._other_py(ws, vs, float(c), float(goal), av)
     assert (got is not None) == _brute_other(list(ws), list(vs), c, goal, list(av))
     if got is not None:  # the set returned differs in range, fits and reaches the goal
@@ -776,13 +785,7 @@ def test_avoid_mode_twins_brute_force(case):
     vs = np.array([items[i][1] for i in order], dtype=float)
     types = [items[i] for i in order]
     twin = [max((p for p in range(q) if types[p] == types[q]), default=-1) for q in range(len(types))]
-    S = [bits[i] for i in order]
-    for q in range(len(S)):  # drop items until S fits
-        if sum(ws[i] for i in range(len(S)) if S[i]) <= c:
-            break
-        S[q] = 0
-    goal = max(0, sum(vs[i] for i in range(len(S)) if S[i]) - below)
-    av = np.array([S[q] if in_range[order[q]] else 2 for q in range(len(S))], dtype=np.uint8)
+    goal, av = _avoided(ws, vs, bits, in_range, order, c, below)
     want = any(_differs(x, list(av)) and _lowest_copies_form(x, types)
                and sum(a for a, y in zip(ws, x) if y) <= c and sum(a for a, y in zip(vs, x) if y) >= goal
                for x in itertools.product((0, 1), repeat=len(ws)))

@@ -151,7 +151,13 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    the states the proofs used or OPT took, and again once the proofs since
    cost as much. A nearly unique optimum under loose bounds (circle items:
    300 proofs of 11 M states each on one seed) is then settled in a few
-   runs.
+   runs. Identical copies: a set that differs from the witness only in
+   which copies of a group it holds is no answer (dp_knapsack keeps the
+   lowest-indexed ones), so where a group allows that (the witness holds
+   some of its copies but not all, or they lie on both sides of the range's
+   first item) the runs take its copies lowest-indexed first
+   (``_canonical._link_copies``, ``_sparse._twin_rule``), and a state
+   dominates only states it is at least as free as under that rule.
 
 Ctrl-C: every compiled loop counts its work and runs the pending signal
 handlers every ``CHECK_EVERY`` units (``_interrupt.pxd``, a few ms); on

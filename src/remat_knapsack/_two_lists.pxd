@@ -60,23 +60,26 @@ cdef inline void _subsets(const double* dw, const double* dv, Py_ssize_t m,
     """Every subset of m items (weight changes ``dw``, value changes ``dv``)
     into ``out`` by ascending weight change: the list so far merged with
     itself shifted by the next item, 2^m entries. ``tmp``: as large."""
-    cdef Py_ssize_t size = 1, i, a, b, o
+    cdef Py_ssize_t size = 1, i, a, b, o, src
     cdef Flips cur = out[0], nxt = tmp[0]
-    cdef double xw, yw, xv, yv, d, e
-    cdef uint32_t bit, xb, yb
-    cdef bint tx
+    cdef double d, e
+    cdef double add_w[2]  # by tx: what the entry taken adds (the shifted side's item, or nothing)
+    cdef double add_v[2]
+    cdef uint32_t add_b[2]
+    cdef uint32_t bit
+    cdef int tx
     cur.dw[0] = cur.dv[0] = 0.0
     cur.bits[0] = 0
     for i in range(m):
         d, e, bit = dw[i], dv[i], <uint32_t>1 << i
+        add_w[0], add_w[1], add_v[0], add_v[1], add_b[0], add_b[1] = d, 0.0, e, 0.0, bit, 0
         a = b = o = 0
-        while a < size and b < size:  # which side comes next is a coin toss: selects, no branches
-            xw, xv, xb = cur.dw[a], cur.dv[a], cur.bits[a]  # both sides loaded first
-            yw, yv, yb = cur.dw[b] + d, cur.dv[b] + e, cur.bits[b] | bit
-            tx = xw <= yw
-            nxt.dw[o] = xw if tx else yw
-            nxt.dv[o] = xv if tx else yv
-            nxt.bits[o] = xb if tx else yb
+        while a < size and b < size:  # which side comes next is a coin toss: an index select, no jump
+            tx = cur.dw[a] <= cur.dw[b] + d
+            src = a if tx else b
+            nxt.dw[o] = cur.dw[src] + add_w[tx]
+            nxt.dv[o] = cur.dv[src] + add_v[tx]
+            nxt.bits[o] = cur.bits[src] | add_b[tx]
             a += tx
             b += 1 - tx
             o += 1

@@ -101,10 +101,13 @@ cdef struct Pool:
     const uint8_t* avoid
     # With ``avoid``: for each item of the next run, the position of the
     # previous identical copy in its order, or -1 (NULL: none). Among
-    # identical copies that run then only explores the sets that hold the
-    # lowest-indexed ones (each group's copies lie in index order), so a set
-    # that differs from ``avoid`` by a swap of copies is not an answer
-    # (``_twin_rule``). Taken by that run.
+    # identical copies that run's core steps then take the lowest-indexed
+    # ones first (each group's copies lie in index order: ``_twin_rule``),
+    # so most sets that differ from ``avoid`` only by a swap of copies are
+    # never reached. Not held to it: a pair with an item outside the core, a
+    # copy decided more than VBITS steps back, the rebuild of a longer run;
+    # those can still return such a set (a real one: it costs a run, never
+    # exactness). Taken by that run.
     const Py_ssize_t* twin
     bint stop                # a signal handler raised: every run returns INTERRUPTED
     # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an

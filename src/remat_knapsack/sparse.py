@@ -155,7 +155,7 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    which copies of a group it holds is no answer (dp_knapsack keeps the
    lowest-indexed ones), so where a group allows that (the witness holds
    some of its copies but not all, or they lie on both sides of the range's
-   first item) the runs take its copies lowest-indexed first
+   first item) the runs' core steps take its copies lowest-indexed first
    (``_canonical._link_copies``, ``_sparse._twin_rule``), and a state
    dominates only states it is at least as free as under that rule.
 

@@ -704,11 +704,12 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
     nsub = s.other_n = _gather(s, s.eff_twin if TWINS else s.eff_rank, s.eff_w, s.eff_v, k + 1)
     for q in range(nsub):
         s.av[q] = s.Sf[s.sr[q]] if s.sr[q] >= m else AVOID_FREE
-    _link_copies(s, nsub, m)
+    if TWINS:
+        _link_copies(s, nsub, m)
+        pool.twin = s.twin
     _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
     pool.by_weight = s.hint
     pool.avoid = s.av
-    pool.twin = s.twin if TWINS else NULL
     r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
     if r != FOUND:
         return r

@@ -539,11 +539,11 @@ cdef struct Run:
     # does; the others (A) may still: D states dominate both classes, A
     # states only A states, and only D states answer.
     const uint8_t* avoid
-    # Identical copies (``Pool.twin``, avoid mode): the previous and next
-    # copy of each item in the run's order (-1: none), and the core step
-    # that decided each item (-1: none yet).
+    # Identical copies (``Pool.twin``, avoid mode): the previous copy of each
+    # item in the run's order (-1: none; the core steps follow adjacent
+    # links only, ``_linked``), and the core step that decided each item
+    # (-1: none yet).
     const Py_ssize_t* twin
-    Py_ssize_t* twin_next
     Py_ssize_t* step_of
 
 
@@ -554,9 +554,8 @@ cdef void _free_run(Run* r) noexcept nogil:
     free(r.B)
     free(r.ltop)
     free(r.D)
-    free(r.twin_next)
     free(r.step_of)
-    r.twin_next = r.step_of = NULL
+    r.step_of = NULL
     r.seq = r.A = NULL
     r.B = r.ltop = r.D = NULL
 
@@ -807,20 +806,21 @@ cdef inline void _child_classes(const Run* r, Py_ssize_t m, int32_t* dev_a, int3
 
 
 cdef int _twin_setup(Run* r) noexcept nogil:
-    """Avoid mode with identical copies: each item's next copy and the
-    steps that decide items (``Run.twin``). -1 if out of memory."""
+    """Avoid mode with identical copies: the steps that decide items
+    (``Run.step_of``), none yet. -1 if out of memory."""
     cdef Py_ssize_t i
-    r.twin_next = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
     r.step_of = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
-    if r.twin_next == NULL or r.step_of == NULL:
+    if r.step_of == NULL:
         return -1
     for i in range(r.n):
-        r.twin_next[i] = -1
         r.step_of[i] = -1
-    for i in range(1, r.n):
-        if r.twin[i] == i - 1:  # adjacent copies only: each rule reads its side's last step
-            r.twin_next[i - 1] = i
     return 0
+
+
+cdef inline bint _linked(const Run* r, Py_ssize_t i) noexcept nogil:
+    """Whether item i is linked to item i - 1, its copy (``Run.twin``):
+    adjacent copies only, so each rule reads its side's last step."""
+    return 0 < i < r.n and r.twin[i] == i - 1
 
 
 cdef bint _twin_rule(const Run* r, Py_ssize_t k, Py_ssize_t m, Py_ssize_t* word, uint64_t* bit,
@@ -841,10 +841,10 @@ cdef bint _twin_rule(const Run* r, Py_ssize_t k, Py_ssize_t m, Py_ssize_t* word,
     cdef Py_ssize_t p, kp
     cdef bint same_side
     if m >= r.b:  # m joins
-        p = m - 1 if m > 0 and r.twin[m] == m - 1 else -1
+        p = m - 1 if _linked(r, m) else -1
         same_side = p >= r.b
     else:  # m leaves
-        p = r.twin_next[m]
+        p = m + 1 if _linked(r, m + 1) else -1
         same_side = 0 <= p < r.b
     if p < 0:
         return False
@@ -868,12 +868,12 @@ cdef void _open_steps(const Run* r, Py_ssize_t k, Py_ssize_t* ka, Py_ssize_t* kr
     least as free as on both (``_dominated_open``)."""
     cdef Py_ssize_t kp
     ka[0] = kr[0] = -1
-    if r.t < r.n and r.t > 0 and r.twin[r.t] == r.t - 1:
+    if _linked(r, r.t):
         kp = r.step_of[r.t - 1]
         if kp >= 0 and k + 1 - kp < VBITS:
             ka[0] = kp
             pa[0] = r.t - 1 >= r.b
-    if r.s >= 0 and r.twin_next[r.s] == r.s + 1:
+    if r.s >= 0 and _linked(r, r.s + 1):
         kp = r.step_of[r.s + 1]
         if kp >= 0 and k + 1 - kp < VBITS:
             kr[0] = kp

@@ -923,6 +923,48 @@ def test_twins_skip_swaps_of_copies():
     assert on.stats["states"] < off.stats["states"]
 
 
+def _chain_start(on):
+    return _configured(lambda flag: (_canonical._configure_chain_start(flag),), on)
+
+
+@pytest.mark.parametrize("chain_start", [False, True])
+def test_unique_chains_against_dp(chain_start):
+    # Uniqueness runs at every witness item, so chains follow one another
+    # and each starts above the sets the earlier ones found (or at 0):
+    # families with many optimal sets, against dp.
+    import random
+
+    rng = random.Random(900)
+    runs = 0
+    for _ in range(40):
+        fam = rng.choice(["circle", "strongly", "subset_sum", "uncorrelated"])
+        inst = instances.pisinger(fam, rng.randint(100, 400), rng.choice([30, 100, 1000]), rng.randrange(10**6))
+        w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+        c = float(rng.randint(0, int(sum(w))))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        with _unique_from(0), _chain_start(chain_start):
+            got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (fam, w, v, c)
+        runs += got.stats.get("unique_runs", 0)
+    assert runs > 0
+
+
+def test_unique_chains_start_above_found_sets():
+    # Circle items: successive chains climb through the same sets; started
+    # above a kept set that is still an answer, they ask fewer questions.
+    with _unique_from(0):
+        off, on = off_and_on("circle", 2_000, 1_000, 1, _chain_start(False))
+    assert on.stats["unique_runs"] < off.stats["unique_runs"]
+
+
+def test_avoid_gap_prunes_states_that_must_still_differ():
+    # Circle items: the uniqueness runs' states that do not differ yet must
+    # flip an item in range, and their bounds say what that costs.
+    off, on = off_and_on("circle", 5_000, 10_000, 1, _configured(lambda flag: (_sparse._configure_avoid_gap(flag),), False))
+    assert on.stats["unique_tries"] > 0
+    assert on.stats["unique_states"] < off.stats["unique_states"]
+
+
 def test_unique_run_settles_a_unique_optimum():
     # Circle items: a nearly unique optimum under loose bounds, where the
     # top-down pass proves witness items needed one decide run each.

@@ -129,6 +129,10 @@ cdef struct Scan:
     Py_ssize_t block            # the lowest item of that block
     Py_ssize_t other_h          # ``_other``: the highest item where its set differs from the witness
     Py_ssize_t other_n          # ... the items of its run
+    uint8_t* kept               # the last CHAIN_KEEP sets ``_other`` found (nu bytes each; ``_chain_start``) ...
+    Py_ssize_t* kept_k          # ... the item k of the question each answered (-1: none)
+    Py_ssize_t nkept            # ... how many were found (the next goes to slot nkept % CHAIN_KEEP)
+    Py_ssize_t uniq_runs        # ``_other`` runs
     Py_ssize_t gb_k             # ``_greedy_below`` last ran below this item (-1: no break) ...
     Py_ssize_t gb_q             # ... and met its break item at this position of the efficiency order,
     double gb_w                 # ... after items of this weight ...
@@ -621,6 +625,19 @@ def _configure_unique(Py_ssize_t states_from, Py_ssize_t share):
 # copies (``Pool.twin``): a swap of identical copies is not another set.
 cdef bint TWINS = True
 
+# Uniqueness chains start above the sets the earlier ones found that are
+# still answers (``_chain_start``); the last CHAIN_KEEP are kept.
+cdef bint CHAIN_START = True
+cdef Py_ssize_t CHAIN_KEEP = 16
+
+
+def _configure_chain_start(bint on):
+    """Test knob: whether uniqueness chains start above the sets earlier ones found. Returns the old value."""
+    global CHAIN_START
+    old = CHAIN_START
+    CHAIN_START = on
+    return old
+
 
 def _configure_twins(bint on):
     """Test knob: whether uniqueness runs skip swaps of identical copies. Returns the old value."""
@@ -725,6 +742,53 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
     return FOUND
 
 
+cdef void _keep_found(Scan* s, Py_ssize_t k) noexcept nogil:
+    """Keep the set ``_other`` just found (s.sx over its run's items, the
+    free items 0..k) for ``_chain_start``."""
+    cdef Py_ssize_t q, slot = s.nkept % CHAIN_KEEP
+    cdef uint8_t* x = &s.kept[slot * s.nu]
+    for q in range(s.other_n):
+        x[s.sr[q]] = s.sx[q]
+    s.kept_k[slot] = k
+    s.nkept += 1
+
+
+cdef Py_ssize_t _answer_top(const Scan* s, const uint8_t* x, Py_ssize_t k) noexcept nogil:
+    """For ``_chain_start``: when the set x on the free items 0..k is an
+    answer there (within s.j, reaching s.tgt), the highest item where it
+    differs from the witness (-1 if none); else -1."""
+    cdef Py_ssize_t q, h = -1
+    cdef double tw = 0.0, tv = 0.0
+    for q in range(k + 1):
+        if x[q]:
+            tw += s.fw[q]
+            tv += s.fv[q]
+        if x[q] != s.Sf[q]:
+            h = q
+    return h if tw <= s.j and tv >= s.tgt - s.tol else -1
+
+
+cdef Py_ssize_t _chain_start(const Scan* s, Py_ssize_t k) noexcept nogil:
+    """Where ``_unique``'s first question at witness item k may start: one
+    above the highest item h < k where a kept set (``_keep_found``) that is
+    still an answer differs from the witness; 0 if none. Every answer
+    differs from the witness at or below the highest item h* where two sets
+    left differ, so h <= h*, and the chain from h + 1 ends where the chain
+    from 0 does (at h* + 1) without climbing through the sets below (circle
+    items, n=10^5: the chains at successive witness items re-found the sets
+    the ones before had, at about half an OPT's states each). A kept set
+    that is no answer any more (the pass has settled items above k since)
+    is passed over. O(CHAIN_KEEP k)."""
+    cdef Py_ssize_t slot, h, m = 0
+    for slot in range(min(s.nkept, CHAIN_KEEP)):
+        if s.kept_k[slot] < k:
+            continue
+        h = _answer_top(s, &s.kept[slot * s.nu], k)
+        if h < k and h + 1 > m:
+            m = h + 1
+    return m
+
+
 cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """The items from k down on which every set left agrees with the
     witness (the free items 0..k within s.j reaching s.tgt): those are the
@@ -738,14 +802,16 @@ cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     Returns SCAN_DONE (the witness is the only set: s.Sf is the canonical
     choice of items 0..k), BLOCK (items s.block..k settled as s.Sf has them),
     LEAVE_OUT (T leaves out k: the new witness) or a negative code."""
-    cdef Py_ssize_t m = 0, r
+    cdef Py_ssize_t m = _chain_start(s, k) if CHAIN_START else 0, r
     while True:
+        s.uniq_runs += 1
         r = _other(s, pool, k, m)
         if r == NOT_FOUND:
             s.block = m
             return SCAN_DONE if m == 0 else BLOCK
         if r != FOUND:
             return r
+        _keep_found(s, k)
         if s.Sf[s.other_h]:  # T leaves out h, which the witness keeps: the canonical rule prefers T
             _new_witness(s, k + 1, k, s.other_n, False)
             if s.other_h == k:
@@ -1147,7 +1213,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
     cdef Py_ssize_t[::1] twin = np.empty(nu, dtype=np.intp), copies = np.empty(nu + 1, dtype=np.intp)
     cdef Py_ssize_t[::1] held = np.empty(nu + 1, dtype=np.intp), below = np.empty(nu + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] eff_twin = np.empty(nu, dtype=np.intp)
+    cdef Py_ssize_t[::1] eff_twin = np.empty(nu, dtype=np.intp), kept_k = np.full(CHAIN_KEEP, -1, dtype=np.intp)
+    cdef uint8_t[::1] kept = np.empty(CHAIN_KEEP * nu, dtype=np.uint8)
     cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
@@ -1162,6 +1229,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
     s.twin, s.copies, s.held, s.below, s.eff_twin = &twin[0], &copies[0], &held[0], &below[0], &eff_twin[0]
+    s.kept, s.kept_k = &kept[0], &kept_k[0]
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
@@ -1182,7 +1250,7 @@ cdef void _report(const Scan* s, dict stats):
                  greedy_tries=s.greedy_tries, greedy_found=s.greedy_found, probes=s.probes,
                  probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
                  unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
-                 unique_blocks=s.uniq_blocks, windows=s.windows, windows_found=s.windows_found,
+                 unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, windows=s.windows, windows_found=s.windows_found,
                  two_lists=s.two_tries, two_lists_found=s.two_found)
 
 

@@ -957,14 +957,6 @@ def test_unique_chains_start_above_found_sets():
     assert on.stats["unique_runs"] < off.stats["unique_runs"]
 
 
-def test_avoid_gap_prunes_states_that_must_still_differ():
-    # Circle items: the uniqueness runs' states that do not differ yet must
-    # flip an item in range, and their bounds say what that costs.
-    off, on = off_and_on("circle", 5_000, 10_000, 1, _configured(lambda flag: (_sparse._configure_avoid_gap(flag),), False))
-    assert on.stats["unique_tries"] > 0
-    assert on.stats["unique_states"] < off.stats["unique_states"]
-
-
 def test_unique_run_settles_a_unique_optimum():
     # Circle items: a nearly unique optimum under loose bounds, where the
     # top-down pass proves witness items needed one decide run each.

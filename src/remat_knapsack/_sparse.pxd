@@ -55,9 +55,6 @@ cdef enum:
     AVOID_FREE = 2
     CLASS_D = 1 << 30
     COUNT_MASK = CLASS_D - 1
-    # Avoid mode cuts an A state's bound (``_avoid_gap``) while at most this
-    # many items in range lie undecided on each side of the core.
-    AVOID_GAP_ITEMS = 256
 
 
 cdef struct Card:

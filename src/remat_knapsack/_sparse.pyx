@@ -545,15 +545,6 @@ cdef struct Run:
     # (-1: none yet).
     const Py_ssize_t* twin
     Py_ssize_t* step_of
-    # The positions of the items in range (ascending; avoid mode), those not
-    # yet decided (from ``rng_add`` on: after t; up to ``rng_rem``: up to s),
-    # and what an A state's bound loses, since it must still flip one of
-    # them (``_avoid_gap``).
-    Py_ssize_t* rng
-    Py_ssize_t nrng
-    Py_ssize_t rng_add
-    Py_ssize_t rng_rem
-    double agap
 
 
 cdef void _free_run(Run* r) noexcept nogil:
@@ -564,8 +555,7 @@ cdef void _free_run(Run* r) noexcept nogil:
     free(r.ltop)
     free(r.D)
     free(r.step_of)
-    free(r.rng)
-    r.step_of = r.rng = NULL
+    r.step_of = NULL
     r.seq = r.A = NULL
     r.B = r.ltop = r.D = NULL
 
@@ -815,69 +805,6 @@ cdef inline void _child_classes(const Run* r, Py_ssize_t m, int32_t* dev_a, int3
         dev_b[0] = CLASS_D
 
 
-# Avoid mode cuts the bounds of the states that do not differ yet (``_avoid_gap``).
-cdef bint AVOID_GAP = True
-
-
-def _configure_avoid_gap(bint on):
-    """Test knob: whether avoid-mode runs cut the bounds of states that do not differ yet. Returns the old value."""
-    global AVOID_GAP
-    old = AVOID_GAP
-    AVOID_GAP = on
-    return old
-
-
-cdef int _range_setup(Run* r) noexcept nogil:
-    """Avoid mode: the positions of the items in range (``Run.rng``), none
-    decided yet. -1 if out of memory."""
-    cdef Py_ssize_t q
-    r.rng = <Py_ssize_t*>malloc(r.n * sizeof(Py_ssize_t))
-    if r.rng == NULL:
-        return -1
-    r.nrng = 0
-    for q in range(r.n):
-        if r.avoid[q] != AVOID_FREE:
-            r.rng[r.nrng] = q
-            r.nrng += 1
-    r.rng_add = 0
-    r.rng_rem = r.nrng - 1
-    return 0
-
-
-cdef void _avoid_gap(Run* r, double et, double es) noexcept nogil:
-    """Avoid mode, after a core step: ``Run.agap``, what every A state's
-    bound loses. An A state agrees with the avoided set on every item in
-    range decided so far, so its completions must flip one still undecided
-    (a later core step; pairs never answer for A states). Flipping item j
-    costs the bound P + (c - W) e_t, or P - (W - c) e_s, at least
-    e_t w_j - v_j when j joins (after t) and v_j - e_s w_j when it leaves (up
-    to s): the bound is concave in the weight with slopes e_t and e_s. The
-    least of those over the undecided items in range (INFINITY when there is
-    none: A states are done); 0 when more than AVOID_GAP_ITEMS lie on a side."""
-    cdef Py_ssize_t q, j
-    cdef double g = INFINITY, a, b
-    while r.rng_add < r.nrng and r.rng[r.rng_add] < r.t:
-        r.rng_add += 1
-    while r.rng_rem >= 0 and r.rng[r.rng_rem] > r.s:
-        r.rng_rem -= 1
-    if not AVOID_GAP or r.nrng - r.rng_add > AVOID_GAP_ITEMS or r.rng_rem + 1 > AVOID_GAP_ITEMS:
-        r.agap = 0.0
-        return
-    for q in range(r.rng_add, r.nrng):
-        j = r.rng[q]
-        a = et * r.w[j]
-        b = a - r.v[j] - _slack(a, r.v[j])
-        if b < g:
-            g = b
-    for q in range(r.rng_rem + 1):
-        j = r.rng[q]
-        a = es * r.w[j]
-        b = r.v[j] - a - _slack(a, r.v[j])
-        if b < g:
-            g = b
-    r.agap = g if g > 0 else 0.0
-
-
 cdef int _twin_setup(Run* r) noexcept nogil:
     """Avoid mode with identical copies: the steps that decide items
     (``Run.step_of``), none yet. -1 if out of memory."""
@@ -1004,7 +931,6 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
     if r.avoid != NULL:
         answers = CLASS_D
         _child_classes(r, m, &dev_a, &dev_b)
-        _avoid_gap(r, et, es)
     while ia < cnt or ib < cnt:
         if ib >= cnt:
             take_a = 1
@@ -1045,8 +971,6 @@ cdef Py_ssize_t _merge(Run* r, Pool* pool, Py_ssize_t cnt, Py_ssize_t k, Py_ssiz
             elif _dominated(kraw, Px, &maxP[3], &maxPD[3]):
                 continue
             ub = _lp_state_bound(Wx, Px, c, et, es, s >= 0)
-            if answers and not (kraw & CLASS_D):
-                ub -= r.agap  # an A state must still flip an item in range (``_avoid_gap``)
             if ub == -INFINITY or ub < thr:
                 continue
         if A != NULL:
@@ -1171,8 +1095,6 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     pairs_init(&pr)
     res = _start_state(&r, pool)
     if res == GO_ON and r.twin != NULL and _twin_setup(&r) < 0:
-        res = STATE_LIMIT
-    if res == GO_ON and r.avoid != NULL and _range_setup(&r) < 0:
         res = STATE_LIMIT
     while res == GO_ON and cnt > 0 and not r.found:
         if r.cm:

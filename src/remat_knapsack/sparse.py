@@ -147,7 +147,10 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    witness when dp_knapsack's rule prefers it (at the highest item h where
    the two differ, T leaves it out), and the question is asked again for
    the items above h, until no set differs there: those items are settled
-   at once. Each such search costs about what OPT cost; it runs within 4x
+   at once. A chain starts above the highest item where a set an earlier
+   chain found, if it is still an answer, differs from the witness
+   (``_canonical._chain_start``): no set left differs any higher, so it
+   ends where the chain from the first item does. Each such search costs about what OPT cost; it runs within 4x
    the states the proofs used or OPT took, and again once the proofs since
    cost as much. A nearly unique optimum under loose bounds (circle items:
    300 proofs of 11 M states each on one seed) is then settled in a few

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack import solve
+from remat_knapsack import _canonical, solve
 from remat_knapsack._lines import Below, find_lines
 from remat_knapsack.instances import pisinger
 from tests.oracles import brute_force
@@ -44,6 +44,21 @@ def test_bounds_are_upper_bounds(inst, data):
     k = data.draw(st.integers(0, len(w)))
     j = data.draw(st.integers(0, c))
     assert Below(lines, wa, va)(k, j) >= brute_force(w[:k], v[:k], j)[0]
+
+
+@settings(max_examples=500, deadline=None)
+@given(two_lines(max_n=30), st.data())
+def test_compiled_class_bound_is_below(inst, data):
+    # The canonical pass's compiled bound (``_class_counts.pxd``) against
+    # ``Below``, the numpy one it replaced, at every prefix and capacity.
+    w, v, c = inst
+    wa, va = np.array(w, dtype=float), np.array(v, dtype=float)
+    lines = find_lines(wa, va, data.draw(st.integers(0, len(w) - 1)))
+    if lines is None:
+        return
+    k = data.draw(st.integers(0, len(w)))
+    j = float(data.draw(st.integers(0, c)))
+    assert _canonical._class_bound_py(lines, wa, va, k, j) == Below(lines, wa, va)(k, j)
 
 
 def test_lines_of_multiple_strongly_items():

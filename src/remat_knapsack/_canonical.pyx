@@ -32,6 +32,7 @@ from libc.math cimport fabs, INFINITY
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
+from ._class_counts cimport ClassCounts, cc_bound
 from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
@@ -139,6 +140,8 @@ cdef struct Scan:
     double gb_v                 # ... and value
     Py_ssize_t windows          # window runs (``_window``)
     Py_ssize_t windows_found    # ... that found a set there
+    bint lines_on               # the items lie on two parallel lines: ``lines`` bounds the items below k
+    ClassCounts lines
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
@@ -1044,13 +1047,13 @@ cdef Py_ssize_t _window(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return LEAVE_OUT
 
 
-cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogil:
+cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """Item k of the witness: LEAVE_OUT, KEEP, BLOCK, SCAN_DONE or a negative code.
     Cheapest first: an identical item above was needed; everything below
-    fits; the bounds of ``_root_bound``; the two-line bound (``below``, with
-    the GIL, O(nu) in numpy); then the uniqueness runs or a decide run."""
+    fits; the bounds of ``_root_bound``; the two-line bound (``s.lines``,
+    O(nu)); then the uniqueness runs or a decide run."""
     cdef Py_ssize_t m, r
-    cdef double ub, lines_ub
+    cdef double ub
     if s.needed[s.grp[k]]:
         return KEEP
     if s.pre_w[k] <= s.j:  # everything below fits: the best is all of it
@@ -1063,11 +1066,8 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k, below) except -9 nogi
     ub = _root_bound(s, k)
     if _below_target(s, k, ub):
         return KEEP
-    if below is not None:
-        with gil:
-            lines_ub = below(k, s.j)
-        if lines_ub < s.tgt - s.tol:
-            return KEEP
+    if s.lines_on and cc_bound(&s.lines, k, s.j) < s.tgt - s.tol:
+        return KEEP
     if _greedy_below(s, k) == LEAVE_OUT:
         return LEAVE_OUT
     r = _prefix_probe(s, pool, k)
@@ -1089,7 +1089,7 @@ cdef void _keep(Scan* s, Py_ssize_t k) noexcept nogil:
     s.needed[s.grp[k]] = 1
 
 
-cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
+cdef Py_ssize_t _scan(Scan* s, Pool* pool) noexcept nogil:
     """Top-down over the free items: leave out each witness item a set below
     it can replace, keep the others. Returns 0 or a negative result code."""
     cdef Py_ssize_t k = s.nu - 1, r, q
@@ -1098,7 +1098,7 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
             return INTERRUPTED
         if s.Sf[k]:
             s.wdone += 1
-            r = _settle(s, pool, k, below)
+            r = _settle(s, pool, k)
             if r < 0:
                 return r
             if r == SCAN_DONE:
@@ -1112,6 +1112,42 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool, below) except -9 nogil:
                 k = s.block
         k -= 1
     return 0
+
+
+cdef list _class_counts(ClassCounts* cc, lines, below):
+    """Point ``cc`` at ``below``'s classes (``_lines.Below``: weights
+    ascending, positions) with scratch for the prefix sums. Returns the
+    arrays, which must outlive its use."""
+    cdef Py_ssize_t t
+    cdef const double[::1] w
+    cdef const Py_ssize_t[::1] pos
+    cdef double[::1] pre
+    keep = []
+    if below is None:
+        return keep
+    cc.classes = len(below.sorted_w)
+    cc.p, cc.q = lines.p, lines.q
+    for t in range(cc.classes):
+        w_a = np.ascontiguousarray(below.sorted_w[t], dtype=np.float64)
+        pos_a = np.ascontiguousarray(below.sorted_pos[t], dtype=np.intp)
+        pre_a = np.empty(w_a.shape[0] + 1)
+        keep += [w_a, pos_a, pre_a]
+        w, pos, pre = w_a, pos_a, pre_a
+        cc.n[t] = w.shape[0]
+        cc.w[t] = &w[0] if cc.n[t] > 0 else NULL
+        cc.pos[t] = &pos[0] if cc.n[t] > 0 else NULL
+        cc.pre[t] = &pre[0]
+        cc.e[t] = max(0.0, float(lines.levels[t]))
+    return keep
+
+
+def _class_bound_py(lines, const double[::1] w, const double[::1] v, Py_ssize_t k, double j):
+    """For tests: the compiled class-count bound (``_class_counts.pxd``) of
+    the items below k within j, as ``_lines.Below(lines, w, v)(k, j)``."""
+    cdef ClassCounts cc
+    memset(&cc, 0, sizeof(ClassCounts))
+    _arrays = _class_counts(&cc, lines, Below(lines, np.asarray(w), np.asarray(v)))
+    return int(cc_bound(&cc, k, j))
 
 
 # The two-list search's workspace, one per thread, kept from solve to solve:
@@ -1236,7 +1272,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
     fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
     s.tree_k = nu  # the trees hold every free item
-    r = _scan(&s, pool, Below(lines, fw_a, fv_a) if lines is not None else None)
+    classes = Below(lines, fw_a, fv_a) if lines is not None else None
+    cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
+    s.lines_on = classes is not None
+    with nogil:
+        r = _scan(&s, pool)
     if r < 0:
         _raise(r, pool[0])
     _report(&s, stats)

@@ -26,8 +26,10 @@ and the bound is only formed when every product involved is an integer below
 2**53 (exact in float64).
 
 The canonical pass asks the same of the items below a position k within a
-capacity j, once per decide run it would otherwise start (``Below``): the
-classes are sorted by weight once, and each question filters them in O(n).
+capacity j, once per decide run it would otherwise start: ``Below`` sorts
+the classes by weight once, and each question filters them in O(n), in
+numpy here and compiled in the pass (``_class_counts.pxd``, tested
+against this).
 
 >>> import numpy as np
 >>> w = np.array([2.0, 3.0, 6.0, 12.0])

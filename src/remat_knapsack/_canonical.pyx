@@ -713,9 +713,10 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
     avoid mode (``_core``). Identical copies are taken lowest-indexed first
     (``_copies_in_order``, ``Pool.twin``): T differs in what it holds, not
     only in which copies. NOT_FOUND, FOUND (s.sx: T over the run's items,
-    s.other_h: the highest item where it differs), or a negative code."""
+    kept by ``_keep_found``; s.other_h: the highest item where it differs),
+    or a negative code."""
     cdef Py_ssize_t nsub, q, bb, r
-    cdef double zz, tw = 0, tv = 0
+    cdef double zz
     if _tick(pool, s.nu):  # the gather
         return INTERRUPTED
     if TWINS and not s.twin_ready:
@@ -733,27 +734,22 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
     r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
     if r != FOUND:
         return r
-    s.other_h = -1
-    for q in range(nsub):
-        if s.sx[q]:
-            tw += s.sw[q]
-            tv += s.sv[q]
-        if s.sx[q] != s.Sf[s.sr[q]] and s.sr[q] > s.other_h:
-            s.other_h = s.sr[q]
-    if s.other_h < m or tw > s.j or tv < s.tgt - s.tol:
+    s.other_h = _answer_top(s, _keep_found(s, k), k)  # -1 when T is no answer
+    if s.other_h < m:
         return INCONSISTENT
     return FOUND
 
 
-cdef void _keep_found(Scan* s, Py_ssize_t k) noexcept nogil:
+cdef uint8_t* _keep_found(Scan* s, Py_ssize_t k) noexcept nogil:
     """Keep the set ``_other`` just found (s.sx over its run's items, the
-    free items 0..k) for ``_chain_start``."""
+    free items 0..k) for ``_chain_start``; returns it by free item."""
     cdef Py_ssize_t q, slot = s.nkept % CHAIN_KEEP
     cdef uint8_t* x = &s.kept[slot * s.nu]
     for q in range(s.other_n):
         x[s.sr[q]] = s.sx[q]
     s.kept_k[slot] = k
     s.nkept += 1
+    return x
 
 
 cdef Py_ssize_t _answer_top(const Scan* s, const uint8_t* x, Py_ssize_t k) noexcept nogil:
@@ -814,7 +810,6 @@ cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
             return SCAN_DONE if m == 0 else BLOCK
         if r != FOUND:
             return r
-        _keep_found(s, k)
         if s.Sf[s.other_h]:  # T leaves out h, which the witness keeps: the canonical rule prefers T
             _new_witness(s, k + 1, k, s.other_n, False)
             if s.other_h == k:

@@ -108,7 +108,15 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    most pre_v - tgt only. At a tight prefix that is the smaller question;
    it is asked when pre_v - tgt < tgt, unless the direct run has an exact
    count bound (items on the multipliers' line), and a yes is followed by
-   bisection down to the least prefix that holds a set. Knowing OPT makes these runs
+   bisection down to the least prefix that holds a set.
+   **Subset sums.** On items whose value is their weight, that question
+   is whether some light items of the prefix sum to a value in a range:
+   first the two lists below, over the items by ascending weight, then,
+   while the sums reached fit 2**20 words, bit sets (the sums the first
+   i items reach, S_i = S_{i-1} | S_{i-1} << w_i, 64 to a word; Pisinger,
+   "Dynamic programming on the word RAM", Algorithmica 35, 2003), which
+   answer no as fast as yes (``_subset_bits.pxd``); and the search for the
+   least prefix gallops up from the shortest one before it bisects. Knowing OPT makes these runs
    cheap: every state whose bound is below the target is pruned. When the
    optimal set is (nearly) unique and the bounds are loose, every item of it
    costs a decide run that must exhaust its search; that is what the count

@@ -959,7 +959,9 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     every item from k down to p, and the target does not change while items
     are left out, so all of them are left out at once, where the top-down
     pass would ask a decide run for each witness item among them (subset sum
-    n=10^4: a chain of a dozen). Returns LEAVE_OUT (s.Sf is the new witness),
+    n=10^4: a chain of a dozen). On subset-sum items the question goes to
+    the complement (``_complement``): at the shortest prefix its light
+    items are few, and the bit sets answer. Returns LEAVE_OUT (s.Sf is the new witness),
     0 (no answer: over budget, or no such set) or a negative code. After a
     0 no probe runs until the pass keeps an item. Not in count mode (its
     runs need sets of exactly s.kneed items)."""
@@ -970,6 +972,14 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if k - p < PROBE_GAP:
         return 0
     s.probes += 1
+    if s.sums:  # subset sums: the complement question, at a short prefix a few light items
+        r = _complement(s, pool, p, k)
+        if r == LEAVE_OUT:
+            s.probes_found += 1
+        if r == KEEP:
+            s.probe_off = 1
+        if r != 0:
+            return 0 if r == KEEP else r
     if _tick(pool, s.nu):  # the gather
         return INTERRUPTED
     nsub = _gather(s, s.eff_rank, s.eff_w, s.eff_v, p)

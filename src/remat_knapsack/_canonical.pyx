@@ -1148,7 +1148,9 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return KEEP
     if s.lines_on and cc_bound(&s.lines, k, s.j) < s.tgt - s.tol:
         return KEEP
-    if _greedy_below(s, k) == LEAVE_OUT:
+    # (subset sums whose complement question applies: that answers at a
+    # tight prefix in microseconds, where the greedy set costs O(nu))
+    if not (s.sums and s.pre_v[k] - s.tgt < s.tgt) and _greedy_below(s, k) == LEAVE_OUT:
         return LEAVE_OUT
     r = _prefix_probe(s, pool, k)
     if r != 0:

@@ -77,3 +77,20 @@ def test_bit_sets_settle_subset_sum_proofs():
     assert on.stats["states"] < off.stats["states"]
     with pytest.raises(ValueError, match="words"):
         _configure_sums_bits(-1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 2000), min_size=1, max_size=11), st.sampled_from([1, 2**20, 2**40]),
+       st.floats(0.2, 0.8))
+def test_subset_sums_of_any_magnitude_against_brute_force(small, big, share):
+    # Subset-sum items (value = weight) with weights big + small: past the bit
+    # sets' budget (2**40) the pass falls back to the runs; the same set as
+    # the brute force either way.
+    from oracles import brute_force
+
+    from remat_knapsack import solve
+
+    w = [float(big + x) for x in small]
+    c = float(int(sum(w) * share))
+    got = solve(w, w, c, scale=1, solver="sparse")
+    assert (got.value, got.saved) == brute_force(w, w, c)

@@ -251,8 +251,9 @@ cdef Py_ssize_t _sums_question(Scan* s, Pool* pool, Py_ssize_t nsub, double vcap
     SUMS_BITS_WORDS; the bit sets alone when they cost less than a two-list
     search (SUMS_BITS_FIRST). Returns FOUND (E in s.sx), NOT_FOUND, OVER_BUDGET (not
     answered) or INTERRUPTED."""
-    cdef Py_ssize_t words = (nsub + 1) * bits_words(<Py_ssize_t>vcap)
-    cdef bint bits = s.bits != NULL and words <= SUMS_BITS_WORDS
+    cdef Py_ssize_t layer = bits_words(<Py_ssize_t>vcap) if vcap < 64.0 * SUMS_BITS_WORDS else SUMS_BITS_WORDS + 1
+    cdef bint bits = s.bits != NULL and layer <= SUMS_BITS_WORDS and nsub + 1 <= SUMS_BITS_WORDS // layer
+    cdef Py_ssize_t words = (nsub + 1) * layer if bits else 0  # (no overflow: checked by division)
     if not (bits and words <= SUMS_BITS_FIRST) and _two_lists_found(s, nsub, vcap, wgoal, True):
         return FOUND
     if not bits:

@@ -300,7 +300,7 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) n
         nsub = _gather_light(s, False, k, vcap)
         pool.by_weight = NULL
         r = _core(s.sw, s.sv, nsub, vcap, 1, wgoal, 1, 0.0, pool, NULL, s.sx, &zz, &bb)
-        if r == FOUND:
+        if r == FOUND and s.sums:  # what the two-list search of the next question weighs
             s.yes_states = pool.generated - g0
     if r < 0:
         return r

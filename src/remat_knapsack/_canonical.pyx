@@ -38,7 +38,7 @@ from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
 from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
-                       OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, Card, Pool, Workspace, _core,
+                       OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, VW, Card, Pool, Workspace, _core,
                        _raise, _tick)
 
 from ._lines import Below
@@ -103,7 +103,8 @@ cdef struct Scan:
     Py_ssize_t wdone            # witness items passed
     bint on_line                # the free items lie on the count multipliers' line (the count bound is exact)
     bint sums                   # every free item's value is its weight (subset sum) ...
-    uint64_t* bits              # ... the bit sets' layers then (``_sums_question``), else NULL
+    uint64_t* bits              # ... the bit sets' layers then (``_sums_question``), else NULL ...
+    Py_ssize_t bits_cap         # ... and their words (0: no bit sets)
     Py_ssize_t bit_runs         # questions the bit sets answered
     Py_ssize_t proved_at        # ``_least_prefix`` proved that no set lies below this item ...
     double proved_tgt           # ... for this target
@@ -225,15 +226,17 @@ cdef Py_ssize_t _gather_light(Scan* s, bint by_weight, Py_ssize_t k, double vcap
 
 
 # Subset sums by bit sets (``_sums_question``) while the layers take at most
-# SUMS_BITS_WORDS words (8 MiB): a word-parallel pass over them costs about
-# what a state-list run of SUMS_BITS_WORDS / 32 states does.
+# SUMS_BITS_WORDS words (8 MiB; less under a memory limit: ``Scan.bits_cap``):
+# a word-parallel pass over them costs about what a state-list run of
+# SUMS_BITS_WORDS / 32 states does.
 cdef Py_ssize_t SUMS_BITS_WORDS = 1 << 20
 cdef Py_ssize_t SUMS_BITS_FIRST = 1 << 17  # about the cost of one two-list search
+cdef Py_ssize_t SLOT_BYTES = 2 * (8 + 8 + 8 * VW + 4)  # a state slot (``_sparse.STATE_BYTES``)
 
 
 def _configure_sums_bits(Py_ssize_t words):
-    """Test knob: ``SUMS_BITS_WORDS`` (0: no bit sets; at most the
-    workspace's 2**20). Returns the old one."""
+    """Test knob: ``SUMS_BITS_WORDS`` (0: no bit sets; at most 2**20).
+    Returns the old one."""
     global SUMS_BITS_WORDS
     if not 0 <= words <= 1 << 20:
         raise ValueError(f"words must be in 0..{1 << 20}, not {words}")
@@ -251,8 +254,9 @@ cdef Py_ssize_t _sums_question(Scan* s, Pool* pool, Py_ssize_t nsub, double vcap
     SUMS_BITS_WORDS; the bit sets alone when they cost less than a two-list
     search (SUMS_BITS_FIRST). Returns FOUND (E in s.sx), NOT_FOUND, OVER_BUDGET (not
     answered) or INTERRUPTED."""
-    cdef Py_ssize_t layer = bits_words(<Py_ssize_t>vcap) if vcap < 64.0 * SUMS_BITS_WORDS else SUMS_BITS_WORDS + 1
-    cdef bint bits = s.bits != NULL and layer <= SUMS_BITS_WORDS and nsub + 1 <= SUMS_BITS_WORDS // layer
+    cdef Py_ssize_t budget = s.bits_cap
+    cdef Py_ssize_t layer = bits_words(<Py_ssize_t>vcap) if vcap < 64.0 * budget else budget + 1
+    cdef bint bits = layer <= budget and nsub + 1 <= budget // layer
     cdef Py_ssize_t words = (nsub + 1) * layer if bits else 0  # (no overflow: checked by division)
     if not (bits and words <= SUMS_BITS_FIRST) and _two_lists_found(s, nsub, vcap, wgoal, True):
         return FOUND
@@ -1241,12 +1245,12 @@ def _class_bound_py(lines, const double[::1] w, const double[::1] v, Py_ssize_t 
 _local = threading.local()
 
 
-cdef _bits_work():
-    """This thread's workspace for ``subset_sum_bits`` (its pages fault in as
-    the layers first reach them)."""
+cdef _bits_work(Py_ssize_t words):
+    """This thread's workspace for ``subset_sum_bits``, at least ``words``
+    words (its pages fault in as the layers first reach them)."""
     work = getattr(_local, "sums_bits", None)
-    if work is None:
-        work = _local.sums_bits = np.empty(1 << 20, dtype=np.uint64)
+    if work is None or work.shape[0] < words:
+        work = _local.sums_bits = np.empty(words, dtype=np.uint64)
     return work
 
 
@@ -1349,7 +1353,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.sums = s.integral and nu > 0 and bool(np.array_equal(fw_a, fv_a))
     s.two_half = TWO_LISTS_HALF if s.integral else 0  # the workspace's: a knob set meanwhile cannot overrun it
     cdef uint8_t[::1] two_work = _two_lists_work(s.two_half)
-    cdef uint64_t[::1] bits = _bits_work() if s.sums else None
+    # the bit sets within SUMS_BITS_WORDS and the memory the states may still grow into
+    s.bits_cap = min(SUMS_BITS_WORDS, max(0, pool.max_states - pool.cap) // 8 * SLOT_BYTES) if s.sums else 0
+    cdef uint64_t[::1] bits = _bits_work(s.bits_cap) if s.bits_cap > 0 else None
     cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
@@ -1360,7 +1366,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
     s.twin, s.copies, s.held, s.below, s.eff_twin = &twin[0], &copies[0], &held[0], &below[0], &eff_twin[0]
     s.kept, s.kept_k = &kept[0], &kept_k[0]
-    s.bits = &bits[0] if s.sums else NULL
+    s.bits = &bits[0] if s.bits_cap > 0 else NULL
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay

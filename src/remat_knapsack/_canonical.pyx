@@ -38,7 +38,7 @@ from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
 from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
-                       OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, VW, Card, Pool, Workspace, _core,
+                       OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, SLOT_BYTES, Card, Pool, Workspace, _core,
                        _raise, _tick)
 
 from ._lines import Below
@@ -231,7 +231,6 @@ cdef Py_ssize_t _gather_light(Scan* s, bint by_weight, Py_ssize_t k, double vcap
 # SUMS_BITS_WORDS / 32 states does.
 cdef Py_ssize_t SUMS_BITS_WORDS = 1 << 20
 cdef Py_ssize_t SUMS_BITS_FIRST = 1 << 17  # about the cost of one two-list search
-cdef Py_ssize_t SLOT_BYTES = 2 * (8 + 8 + 8 * VW + 4)  # a state slot (``_sparse.STATE_BYTES``)
 
 
 def _configure_sums_bits(Py_ssize_t words):

@@ -49,6 +49,8 @@ cdef enum:
     QBEAM = 512       # the same before each decide run of the canonical pass
     VW = 1            # 64-bit words of decision history per state
     VBITS = 64        # = 64 * VW core steps remembered per state
+    # Bytes per state slot: two buffers of weight, value, decision history, item count.
+    SLOT_BYTES = 2 * (8 + 8 + 8 * VW + 4)
     KWIN = 64         # count mode: per-count dominance for counts within kfix +- KWIN
     # Avoid mode (``Pool.avoid``): an item the avoided set leaves free (out of
     # range), and a state's class bit, kept in its item count K above the count.

@@ -1394,7 +1394,7 @@ def lightest_count_py(const double[::1] w, double c):
 
 
 #: Bytes per state slot (two buffers of weight, value, decision history, item count).
-STATE_BYTES = 2 * (8 + 8 + 8 * VW + 4)
+STATE_BYTES = SLOT_BYTES
 
 
 #: Results of ``Workspace.optimum``, for the orchestration in ``sparse.py``.

@@ -64,7 +64,7 @@ cdef inline int subset_sum_bits(const double* w, Py_ssize_t n, Py_ssize_t lo, Py
     sum to a value in [lo, hi] (0 <= lo <= hi): 1 with that set in ``x``
     (the least such sum after the fewest items), else 0. ``layers``:
     (n + 1) * bits_words(hi) words."""
-    cdef Py_ssize_t L = bits_words(hi), i, f = -1, t
+    cdef Py_ssize_t L = bits_words(hi), i, f, t
     for i in range(L):
         layers[i] = 0
     layers[0] = 1  # the empty set

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from fractions import Fraction
 
 from hypothesis import strategies as st
@@ -110,3 +111,17 @@ def off_and_on(cls, n, R, seed, off):
     on_solution = solve(*args, scale=1, solver="sparse")
     assert (on_solution.value, on_solution.saved) == (off_solution.value, off_solution.saved)
     return off_solution, on_solution
+
+
+@contextlib.contextmanager
+def no_count_fills():
+    """The canonical pass without its count fills (``_count_fill``): on
+    strongly correlated items they answer the small questions first, which
+    tests of the paths behind them (two lists, window runs) must reach."""
+    from remat_knapsack._canonical import _configure_fill_bits
+
+    old = _configure_fill_bits(0)
+    try:
+        yield
+    finally:
+        _configure_fill_bits(old)

@@ -28,11 +28,12 @@ import threading
 
 import numpy as np
 
-from libc.math cimport fabs, INFINITY
+from libc.math cimport ceil, fabs, floor, INFINITY
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memset
 
 from ._class_counts cimport ClassCounts, cc_bound
+from ._count_fill cimport FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_layers, fill_setup, fill_work
 from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
@@ -103,9 +104,11 @@ cdef struct Scan:
     Py_ssize_t wdone            # witness items passed
     bint on_line                # the free items lie on the count multipliers' line (the count bound is exact)
     bint sums                   # every free item's value is its weight (subset sum) ...
-    uint64_t* bits              # ... the bit sets' layers then (``_sums_question``), else NULL ...
+    double offset               # ... or its weight plus this D > 0 (strongly correlated; else 0) ...
+    uint64_t* bits              # ... the bit sets' layers then (``_sums_question``, ``_fill_question``), else NULL ...
     Py_ssize_t bits_cap         # ... and their words (0: no bit sets)
     Py_ssize_t bit_runs         # questions the bit sets answered
+    Py_ssize_t fill_runs        # ... the count-fill bit sets (``_fill_question``)
     Py_ssize_t proved_at        # ``_least_prefix`` proved that no set lies below this item ...
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
@@ -265,6 +268,91 @@ cdef Py_ssize_t _sums_question(Scan* s, Pool* pool, Py_ssize_t nsub, double vcap
         return INTERRUPTED
     s.bit_runs += 1
     return FOUND if subset_sum_bits(s.sw, nsub, <Py_ssize_t>wgoal, <Py_ssize_t>vcap, s.bits, s.sx) else NOT_FOUND
+
+
+# Count fills by bit sets (``_fill_question``) up to FILL_BITS_WORK word
+# operations (a few ms); beyond FILL_BITS_FIRST (about a two-list search) the
+# two-list search goes first.
+cdef Py_ssize_t FILL_BITS_WORK = 1 << 22
+cdef Py_ssize_t FILL_BITS_FIRST = 1 << 17
+
+
+def _configure_fill_bits(Py_ssize_t work):
+    """Test knob: ``FILL_BITS_WORK`` (0: no count-fill bit sets). Returns
+    the old one."""
+    global FILL_BITS_WORK
+    if work < 0:
+        raise ValueError(f"work must be >= 0, not {work}")
+    old = FILL_BITS_WORK
+    FILL_BITS_WORK = work
+    return old
+
+
+cdef Py_ssize_t _gather_by_weight(Scan* s, Py_ssize_t k) noexcept nogil:
+    """The free items below k by ascending weight into the run's arrays (on
+    strongly correlated items, also their efficiency order). Returns their
+    count."""
+    cdef Py_ssize_t q, m, nsub = 0
+    for q in range(s.nu):
+        m = s.w_rank[q]
+        if m < k:
+            s.sw[nsub] = s.fw[m]
+            s.sv[nsub] = s.fv[m]
+            s.sr[nsub] = m
+            nsub += 1
+    return nsub
+
+
+cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
+    """On strongly correlated items (v = w + D, ``s.offset``): whether the
+    free items below k hold a set reaching s.tgt within s.j, when only the
+    most of them that fit, m, can (m - 1 items are worth at most
+    j + D (m - 1)): some m of them with a weight in [tgt - D m, j], by
+    ``_count_fill``'s bit sets. The two-list search first when those would
+    cost more (FILL_BITS_FIRST); not answered beyond FILL_BITS_WORK or the
+    bit sets' memory (``bits_cap``). Returns LEAVE_OUT (s.Sf the set found,
+    every item from k up left out), KEEP, 0 when not answered, or a negative
+    code."""
+    cdef Fill f
+    cdef Py_ssize_t nsub, m = 0, q, work, r
+    cdef double least = 0.0, need = s.tgt - s.tol, lo
+    cdef bint keep
+    if s.offset <= 0.0 or s.bits_cap == 0 or FILL_BITS_WORK == 0:
+        return 0
+    nsub = _gather_by_weight(s, k)
+    while m < nsub and least + s.sw[m] <= s.j:
+        least += s.sw[m]
+        m += 1
+    if m == 0 or need - s.offset * (m - 1) <= s.j:
+        return 0  # fewer items may reach it too: not this question
+    lo = ceil(need - s.offset * m)
+    if lo > s.j:
+        return KEEP  # not even m items weighing j
+    if lo <= least:  # the lightest m
+        for q in range(nsub):
+            s.sx[q] = q < m
+        _new_witness(s, k, k, nsub, False)
+        return LEAVE_OUT
+    fill_setup(&f, s.sw, nsub, m, <Py_ssize_t>(lo - least), <Py_ssize_t>(floor(s.j) - least), s.hint)
+    if fill_layers(&f) > s.bits_cap:
+        return 0
+    keep = f.t + 1 <= s.bits_cap // fill_layers(&f)
+    work = fill_work(&f, FILL_BITS_WORK)
+    if work > (FILL_BITS_WORK if keep else FILL_BITS_FIRST):
+        return 0  # (without the history a yes is not read back: only when cheap)
+    if work > FILL_BITS_FIRST and _two_lists_found(s, nsub, s.j, need, True):
+        _new_witness(s, k, k, nsub, False)
+        return LEAVE_OUT
+    if _tick(pool, work >> 2):
+        return INTERRUPTED
+    s.fill_runs += 1
+    r = fill_bits(&f, s.bits, keep, s.sx)
+    if r == FILL_NONE:
+        return KEEP
+    if r == FILL_UNREAD:
+        return 0
+    _new_witness(s, k, k, nsub, False)
+    return LEAVE_OUT
 
 
 cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) noexcept nogil:
@@ -554,6 +642,11 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return INTERRUPTED
     if s.proved_at == k and s.proved_tgt == s.tgt:  # the search below proved it
         return KEEP
+    r = _fill_question(s, pool, k)
+    if r == KEEP:
+        s.no_runs += 1
+    if r != 0:
+        return r
     r = _complement(s, pool, k, k)
     if r == KEEP:
         s.no_runs += 1
@@ -1350,10 +1443,13 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
     s.sums = s.integral and nu > 0 and bool(np.array_equal(fw_a, fv_a))
+    gap_a = fv_a - fw_a  # (exact: integers below 2**53 when integral)
+    s.offset = float(gap_a[0]) if s.integral and nu > 0 and gap_a[0] > 0 and bool(np.all(gap_a == gap_a[0])) else 0.0
     s.two_half = TWO_LISTS_HALF if s.integral else 0  # the workspace's: a knob set meanwhile cannot overrun it
     cdef uint8_t[::1] two_work = _two_lists_work(s.two_half)
     # the bit sets within SUMS_BITS_WORDS and the memory the states may still grow into
-    s.bits_cap = min(SUMS_BITS_WORDS, max(0, pool.max_states - pool.cap) // 8 * SLOT_BYTES) if s.sums else 0
+    s.bits_cap = (min(SUMS_BITS_WORDS, max(0, pool.max_states - pool.cap) // 8 * SLOT_BYTES)
+                  if s.sums or s.offset > 0 else 0)
     cdef uint64_t[::1] bits = _bits_work(s.bits_cap) if s.bits_cap > 0 else None
     cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
@@ -1391,7 +1487,8 @@ cdef void _report(const Scan* s, dict stats):
                  probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
                  unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
                  unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, windows=s.windows, windows_found=s.windows_found,
-                 two_lists=s.two_tries, two_lists_found=s.two_found, sums_bits=s.bit_runs)
+                 two_lists=s.two_tries, two_lists_found=s.two_found, sums_bits=s.bit_runs,
+                 fill_bits=s.fill_runs)
 
 
 def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,
@@ -1440,3 +1537,28 @@ def _subset_bits_py(const double[::1] w, Py_ssize_t lo, Py_ssize_t hi):
     with nogil:
         r = subset_sum_bits(&w[0] if n else NULL, n, lo, hi, &layers[0], &xv[0] if n else NULL)
     return x if r == 1 else None
+
+
+def _count_fill_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t hi, bint keep=True):
+    """For tests: ``_count_fill.fill_bits`` on integer weights ``w``
+    (ascending): whether some m of them have a sum in [lo, hi], with lo at
+    least the least sum of m and hi less than that plus the next weight.
+    Returns (code, the set as a uint8 array or None, (walk, swaps, words))."""
+    cdef Py_ssize_t n = w.shape[0], q
+    cdef double least = 0.0
+    if not 1 <= m <= n:
+        raise ValueError(f"need 1 <= m <= n = {n}, not m={m}")
+    for q in range(m):
+        least += w[q]
+    if not least <= lo <= hi:
+        raise ValueError(f"need {least:.0f} (the least sum of m) <= lo <= hi, not lo={lo}, hi={hi}")
+    cdef Fill f
+    cdef Py_ssize_t[::1] seq = np.empty(n, dtype=np.intp)
+    x = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] xv = x
+    fill_setup(&f, &w[0], n, m, lo - <Py_ssize_t>least, hi - <Py_ssize_t>least, &seq[0])
+    cdef uint64_t[::1] layers = np.empty((f.t + 1 if keep else 1) * fill_layers(&f), dtype=np.uint64)
+    cdef int r
+    with nogil:
+        r = fill_bits(&f, &layers[0], keep, &xv[0])
+    return r, (x if r == 1 else None), (f.t, f.b, f.words)

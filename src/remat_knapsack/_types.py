@@ -196,6 +196,17 @@ class _Grouped:
         # Efficiency order (ties by type number: it steers the search only).
         self.eff = [self.V[t] / self.Gf[t] for t in range(self.T)]
         self.by_eff = sorted(range(self.T), key=lambda t: (-self.eff[t], t))
+        # ``avail`` in one search: each type's positions shifted into its own
+        # block of n + 1 (ascending across blocks, as each type's are)
+        block = np.arange(self.T, dtype=np.int64) * (kind.size + 1)
+        self._flat = order + np.repeat(block, counts)
+        self._blocks = block
+        self._starts = np.cumsum(counts) - counts
+        # ``_lp_sums``: the types' weights, values and efficiencies in efficiency order
+        self._eff_types = np.array(self.by_eff, dtype=np.int64)
+        self._eff_G = np.array([self.Gf[t] for t in self.by_eff])
+        self._eff_V = np.array([self.V[t] for t in self.by_eff])
+        self._eff_e = np.array([self.eff[t] for t in self.by_eff])
         self.tol = tol
         self.slack = _BOUND_SLACK * float(sum(c * x for c, x in zip(counts.tolist(), self.V))) + tol
         self.max_states = max_states
@@ -205,9 +216,9 @@ class _Grouped:
     # -- positions ---------------------------------------------------------
     def avail(self, p: int, free) -> np.ndarray:
         """Copies of each free type at positions <= p (0 for fixed types)."""
-        b = np.zeros(self.T, dtype=np.int64)
-        for t in free:
-            b[t] = np.searchsorted(self.pos[t], p, side="right")
+        b = np.searchsorted(self._flat, self._blocks + p, side="right") - self._starts
+        if len(free) < self.T:
+            b[[t for t in range(self.T) if t not in free]] = 0
         return b
 
     def last(self, y, free) -> int:
@@ -517,13 +528,16 @@ class _Grouped:
         """The copies in ``left`` in efficiency order, for ``_front.lp_keep``
         (Dantzig's bound of each state's residual): prefix sums of their
         weights and values from 0, and their efficiencies followed by 0."""
-        ts = [t for t in self.by_eff if left[t] > 0]
-        cw = np.zeros(len(ts) + 1)
-        cv = np.zeros(len(ts) + 1)
-        if ts:
-            np.cumsum([int(left[t]) * self.Gf[t] for t in ts], out=cw[1:])
-            np.cumsum([int(left[t]) * self.V[t] for t in ts], out=cv[1:])
-        return cw, cv, np.array([self.eff[t] for t in ts] + [0.0])
+        cnt = left[self._eff_types]
+        keep = cnt > 0
+        cnt = cnt[keep]
+        cw = np.zeros(cnt.size + 1)
+        cv = np.zeros(cnt.size + 1)
+        np.cumsum(cnt * self._eff_G[keep], out=cw[1:])
+        np.cumsum(cnt * self._eff_V[keep], out=cv[1:])
+        e = np.zeros(cnt.size + 1)
+        e[:-1] = self._eff_e[keep]
+        return cw, cv, e
 
 
 def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:

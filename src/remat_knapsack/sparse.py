@@ -135,6 +135,22 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    the break, then with a quarter and a half of them spread over each side
    (larger flips). It is tried while the last yes of a run cost 16,384
    states or more, and not after two misses in a row.
+   **Count fills.** On strongly correlated items (every free value is its
+   weight plus one D > 0) a set of c items is worth w(S) + D c; when the
+   most items that fit below k, m, are the only count that can reach the
+   target (m - 1 items are worth at most j + D (m - 1)), the question is
+   whether some m of them weigh between tgt - D m and j. Every m-set is the
+   lightest m with r items swapped out and r in; measured by their
+   distance u to the heaviest of the lightest m (u = p - w in, w - p out),
+   its weight is the lightest m's plus the distances of the 2r items moved.
+   So the question is a subset sum over distances with the balance (in
+   minus out) back at 0: one bit set per balance, over the sums up to
+   j minus the lightest m's weight, the items taken by ascending distance
+   (balanced subset sums, Pisinger, J. Algorithms 33, 1999;
+   ``_count_fill.pxd``). It is asked before anything else while it costs
+   at most 2^22 word operations with room for its history (every step's
+   layers, to read a yes back), or 2^17 without (a yes is then left to the
+   runs); above 2^17 the two lists go first.
    **Window runs.** On 16,384 free items or more, a decide run is preceded
    by the same question on the 512 of them nearest the break in efficiency
    order (those before the window kept, those after it left out), within
@@ -568,13 +584,17 @@ def _multipliers(ws, vs, c, b, topv):
     h = max(32, n // _FIT_DIV)
     xw = ws[max(0, b - h):min(n, b + h + 1)]
     yv = vs[max(0, b - h):min(n, b + h + 1)]
-    vx = float(np.var(xw))
+    # np.var and np.mean, spelt out (the same sums, bit for bit: their call
+    # overhead was a tenth of a small solve's)
+    xm, ym = float(xw.sum()) / xw.size, float(yv.sum()) / yv.size
+    dx = xw - xm
+    vx = float((dx * dx).sum()) / xw.size
     if vx <= 0:
         return 0.0, 0.0, kmax, False
-    lam = float(np.mean((xw - xw.mean()) * (yv - yv.mean()))) / vx
+    lam = float((dx * (yv - ym)).sum()) / xw.size / vx
     if not (lam > 0):
         return 0.0, 0.0, kmax, False
-    mu0 = float(yv.mean() - lam * xw.mean())
+    mu0 = ym - lam * xm
     on_line = float(np.abs(yv - lam * xw - mu0).max()) <= _TOL["line"] * float(np.abs(yv).max())
     dd = vs - lam * ws
     if mu0 >= 0:
@@ -619,9 +639,10 @@ def _decided(w, v, c, lam, mu, k, rel, thr):
     items whose exclusion falls below ``thr``, those whose inclusion does),
     with a rounding allowance of ``rel`` times the magnitudes."""
     d = v - lam * w - mu
-    L = lam * c + mu * k + float(np.maximum(d, 0).sum())
+    gain = np.maximum(d, 0)
+    L = lam * c + mu * k + float(gain.sum())
     sl = _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
-    return d, L - np.maximum(d, 0) + sl < thr, L + np.minimum(d, 0) + sl < thr
+    return d, L - gain + sl < thr, L + np.minimum(d, 0) + sl < thr
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

@@ -114,14 +114,20 @@ def off_and_on(cls, n, R, seed, off):
 
 
 @contextlib.contextmanager
+def knob(configure, *args):
+    """A test knob of the canonical pass set for the block: ``configure(*args)``
+    returns the old setting (one value or a tuple), restored on exit."""
+    old = configure(*args)
+    try:
+        yield
+    finally:
+        configure(*old) if isinstance(old, tuple) else configure(old)
+
+
 def no_count_fills():
     """The canonical pass without its count fills (``_count_fill``): on
     strongly correlated items they answer the small questions first, which
     tests of the paths behind them (two lists, window runs) must reach."""
     from remat_knapsack._canonical import _configure_fill_bits
 
-    old = _configure_fill_bits(0)
-    try:
-        yield
-    finally:
-        _configure_fill_bits(old)
+    return knob(_configure_fill_bits, 0)

@@ -2,14 +2,13 @@
 wrapper, against brute force; and the pass with them on or off on strongly
 correlated items, against dp_knapsack."""
 
-import contextlib
 import itertools
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import knob_against_dp, off_and_on
+from oracles import knob, knob_against_dp, off_and_on
 
 from remat_knapsack._canonical import _configure_fill_bits, _count_fill_py
 
@@ -59,20 +58,11 @@ def test_count_fill_walk_and_edges():
         _count_fill_py(w, 0, 0, 0)
 
 
-@contextlib.contextmanager
-def _fill(work):
-    old = _configure_fill_bits(work)
-    try:
-        yield
-    finally:
-        _configure_fill_bits(old)
-
-
 @pytest.mark.parametrize("work", [0, 1 << 22])
 @pytest.mark.parametrize("seed", range(2))
 def test_canonical_pass_with_count_fills_against_dp(work, seed):
-    answered = knob_against_dp(900 + seed, lambda rng: _fill(work), "fill_bits", n_max=150, tries=120,
-                               families=["strongly"])
+    answered = knob_against_dp(900 + seed, lambda rng: knob(_configure_fill_bits, work), "fill_bits",
+                               n_max=150, tries=120, families=["strongly"])
     assert (answered > 0) == (work > 0)  # the count fills answered when on, so their path was taken
 
 
@@ -81,7 +71,7 @@ def test_count_fills_settle_strongly_correlated_proofs():
     # canonical pass needs the most items that fit and a weight filling the
     # capacity exactly; the ten with no answer took state-list runs 163 k
     # states. The count fills answer them.
-    off, on = off_and_on("strongly", 1_000, 10**6, 2, _fill(0))
+    off, on = off_and_on("strongly", 1_000, 10**6, 2, knob(_configure_fill_bits, 0))
     assert off.stats["fill_bits"] == 0 and on.stats["fill_bits"] > 0
     assert on.stats["states"] < off.stats["states"]
     with pytest.raises(ValueError, match="work"):

@@ -2,13 +2,11 @@
 its test wrapper, against brute force; and the pass with them on or off on
 subset-sum items, against dp_knapsack."""
 
-import contextlib
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import knob_against_dp, off_and_on
+from oracles import knob, knob_against_dp, off_and_on
 
 from remat_knapsack._canonical import _configure_sums_bits, _subset_bits_py
 
@@ -51,20 +49,11 @@ def test_subset_bits_across_words():
         _subset_bits_py(w, 5, 4)
 
 
-@contextlib.contextmanager
-def _bits(words):
-    old = _configure_sums_bits(words)
-    try:
-        yield
-    finally:
-        _configure_sums_bits(old)
-
-
 @pytest.mark.parametrize("words", [0, 1 << 20])
 @pytest.mark.parametrize("seed", range(2))
 def test_canonical_pass_with_bit_sets_against_dp(words, seed):
-    answered = knob_against_dp(700 + seed, lambda rng: _bits(words), "sums_bits", n_max=150, tries=120,
-                               families=["subset_sum"])
+    answered = knob_against_dp(700 + seed, lambda rng: knob(_configure_sums_bits, words), "sums_bits",
+                               n_max=150, tries=120, families=["subset_sum"])
     assert (answered > 0) == (words > 0)  # the bit sets answered when on, so their path was taken
 
 
@@ -72,7 +61,7 @@ def test_bit_sets_settle_subset_sum_proofs():
     # Subset sum, n=10^3, R=10^6, seed 4: the complement questions at tight
     # prefixes (a few dozen items, sums up to ~10^5) that have no answer
     # took a state-list run 178 k states; the bit sets answer them.
-    off, on = off_and_on("subset_sum", 1_000, 10**6, 4, _bits(0))
+    off, on = off_and_on("subset_sum", 1_000, 10**6, 4, knob(_configure_sums_bits, 0))
     assert off.stats["sums_bits"] == 0 and on.stats["sums_bits"] > 0
     assert on.stats["states"] < off.stats["states"]
     with pytest.raises(ValueError, match="words"):

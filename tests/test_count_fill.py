@@ -78,6 +78,16 @@ def test_count_fills_settle_strongly_correlated_proofs():
         _configure_fill_bits(-1)
 
 
+def test_count_fills_near_search_without_the_history():
+    # Strongly correlated, n=10^3, R=10^6, seed 6: the pass's first yeses
+    # need 11-17 M words of history to read back; the search with at most
+    # two swaps more in than out on the nearest items finds them (runs of
+    # 130-150 k states before).
+    off, on = off_and_on("strongly", 1_000, 10**6, 6, knob(_configure_fill_bits, 1 << 22, 0))
+    assert on.stats["states"] < off.stats["states"]
+    assert on.stats["fill_bits"] > off.stats["fill_bits"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 2000), min_size=1, max_size=11), st.sampled_from([1, 2**20, 2**40]),
        st.integers(1, 3000), st.floats(0.2, 0.8))

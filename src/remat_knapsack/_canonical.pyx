@@ -33,7 +33,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memset
 
 from ._class_counts cimport ClassCounts, cc_bound
-from ._count_fill cimport FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_layers, fill_setup, fill_work
+from ._count_fill cimport FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_layers, fill_setup, fill_work, walk_sum
 from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
@@ -118,6 +118,7 @@ cdef struct Scan:
     Py_ssize_t two_misses       # two-list searches in a row that found nothing (``_decide``)
     Py_ssize_t two_tries        # two-list searches
     Py_ssize_t two_found        # ... that found a set
+    Py_ssize_t two_asked        # ``_fill_question`` searched them for the question at this item (-1: none)
     Py_ssize_t yes_states       # the states of the last decide run that found a set (``_decide``)
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
@@ -275,16 +276,24 @@ cdef Py_ssize_t _sums_question(Scan* s, Pool* pool, Py_ssize_t nsub, double vcap
 # two-list search goes first.
 cdef Py_ssize_t FILL_BITS_WORK = 1 << 22
 cdef Py_ssize_t FILL_BITS_FIRST = 1 << 17
+# A question whose history does not fit: the sets of at most FILL_NEAR_SWAPS
+# more items swapped in than out (or out than in) at any step, on the nearest
+# items whose history fits (on strongly correlated n=10^3, R=10^6, seeds 5
+# and 6, such a search over 32 items found four of the five sets that took
+# runs of 130-300 k states; 48 items the fifth).
+cdef Py_ssize_t FILL_NEAR_SWAPS = 2
+cdef Py_ssize_t FILL_NEAR_WORK = 1 << 19  # its word operations at most (the items it takes)
 
 
-def _configure_fill_bits(Py_ssize_t work):
-    """Test knob: ``FILL_BITS_WORK`` (0: no count-fill bit sets). Returns
-    the old one."""
-    global FILL_BITS_WORK
-    if work < 0:
-        raise ValueError(f"work must be >= 0, not {work}")
-    old = FILL_BITS_WORK
-    FILL_BITS_WORK = work
+def _configure_fill_bits(Py_ssize_t work, Py_ssize_t near=2):
+    """Test knob: ``FILL_BITS_WORK`` (0: no count-fill bit sets) and
+    ``FILL_NEAR_SWAPS`` (0: no search without the history). Returns the old
+    ones."""
+    global FILL_BITS_WORK, FILL_NEAR_SWAPS
+    if work < 0 or near < 0:
+        raise ValueError(f"work and near must be >= 0, not {work} and {near}")
+    old = (FILL_BITS_WORK, FILL_NEAR_SWAPS)
+    FILL_BITS_WORK, FILL_NEAR_SWAPS = work, near
     return old
 
 
@@ -314,9 +323,9 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     every item from k up left out), KEEP, 0 when not answered, or a negative
     code."""
     cdef Fill f
-    cdef Py_ssize_t nsub, m = 0, q, work, r
+    cdef Py_ssize_t nsub, m = 0, q, work
     cdef double least = 0.0, need = s.tgt - s.tol, lo
-    cdef bint keep
+    cdef bint fits, keep
     if s.offset <= 0.0 or s.bits_cap == 0 or FILL_BITS_WORK == 0:
         return 0
     nsub = _gather_by_weight(s, k)
@@ -334,25 +343,52 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
         _new_witness(s, k, k, nsub, False)
         return LEAVE_OUT
     fill_setup(&f, s.sw, nsub, m, <Py_ssize_t>(lo - least), <Py_ssize_t>(floor(s.j) - least), s.hint)
-    if fill_layers(&f) > s.bits_cap:
-        return 0
-    keep = f.t + 1 <= s.bits_cap // fill_layers(&f)
+    fits = fill_layers(&f) <= s.bits_cap
+    keep = fits and f.t + 1 <= s.bits_cap // fill_layers(&f)
     work = fill_work(&f, FILL_BITS_WORK)
-    if work > (FILL_BITS_WORK if keep else FILL_BITS_FIRST):
-        return 0  # (without the history a yes is not read back: only when cheap)
-    if work > FILL_BITS_FIRST and _two_lists_found(s, nsub, s.j, need, True):
+    if fits and work <= FILL_BITS_FIRST:  # cheap: yes (read back or not) and no
+        return _fill_answer(s, pool, k, nsub, &f, keep, work)
+    if _two_lists_found(s, nsub, s.j, need, True):
         _new_witness(s, k, k, nsub, False)
         return LEAVE_OUT
+    s.two_asked = k  # (``_decide`` does not search them again)
+    if keep and work <= FILL_BITS_WORK:
+        return _fill_answer(s, pool, k, nsub, &f, True, work)
+    return _fill_near(s, pool, k, nsub, &f)
+
+
+cdef Py_ssize_t _fill_answer(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t nsub, const Fill* f, bint keep,
+                             Py_ssize_t work) noexcept nogil:
+    """``_fill_question``'s bit sets (``keep``: with the history): LEAVE_OUT
+    (the set read back), KEEP (none), 0 (a yes not read back) or
+    INTERRUPTED."""
+    cdef int r
     if _tick(pool, work >> 2):
         return INTERRUPTED
     s.fill_runs += 1
-    r = fill_bits(&f, s.bits, keep, s.sx)
+    r = fill_bits(f, s.bits, keep, s.sx)
     if r == FILL_NONE:
         return KEEP
     if r == FILL_UNREAD:
         return 0
     _new_witness(s, k, k, nsub, False)
     return LEAVE_OUT
+
+
+cdef Py_ssize_t _fill_near(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t nsub, Fill* f) noexcept nogil:
+    """``_fill_question`` without room for the history: the bit sets with at
+    most FILL_NEAR_SWAPS balances on the nearest items whose history fits,
+    within FILL_NEAR_WORK, while the last yes of a run cost TWO_WORTH states
+    or more. A set found is an answer (LEAVE_OUT); none proves nothing (0)."""
+    cdef Py_ssize_t r
+    f.b = min(f.b, FILL_NEAR_SWAPS)
+    if FILL_NEAR_SWAPS == 0 or s.yes_states < TWO_WORTH or fill_layers(f) > s.bits_cap // 2:
+        return 0  # (as the two lists: only while the last yes of a run was costly)
+    f.t = min(f.t, s.bits_cap // fill_layers(f) - 1, FILL_NEAR_WORK // fill_layers(f))
+    if walk_sum(f) < f.dlo:
+        return 0  # the nearest items cannot add up to the range (dense weights: n=10^4 and up)
+    r = _fill_answer(s, pool, k, nsub, f, True, f.t * fill_layers(f))
+    return r if r == LEAVE_OUT or r < 0 else 0
 
 
 cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) noexcept nogil:
@@ -572,7 +608,7 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
     again), with the counts of ``_run_counts``."""
     cdef Py_ssize_t bb, r = 0, g0 = pool.generated
     cdef double zz
-    if _two_lists_found(s, nsub, s.j, s.tgt - s.tol, s.on_line):
+    if s.two_asked != k and _two_lists_found(s, nsub, s.j, s.tgt - s.tol, s.on_line):
         return FOUND
     _run_counts(s, k, s.kmax)
     if s.integral and s.qcard.mu != 0 and s.beam_misses < BEAM_MISSES:
@@ -638,6 +674,7 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     cdef Py_ssize_t bb
     cdef double zz
     s.queries += 1
+    s.two_asked = -1
     if _tick(pool, s.nu):  # the gathers below
         return INTERRUPTED
     if s.proved_at == k and s.proved_tgt == s.tgt:  # the search below proved it
@@ -1388,7 +1425,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
     s.cm = s.count_runs = count is not None
-    s.proved_at = -1
+    s.proved_at = s.two_asked = -1
     dk = None
     if s.cm:
         s.kneed, lamk, muk = count

@@ -93,6 +93,14 @@ cdef inline Py_ssize_t fill_layers(const Fill* f) noexcept nogil:
     return (2 * f.b + 1) * f.words
 
 
+cdef inline Py_ssize_t walk_sum(const Fill* f) noexcept nogil:
+    """The distances of the walk's items added up: no set of them sums higher."""
+    cdef Py_ssize_t i, total = 0
+    for i in range(f.t):
+        total += _dist(f, f.seq[i])
+    return total
+
+
 cdef inline Py_ssize_t _reach(const Fill* f, Py_ssize_t d, Py_ssize_t u) noexcept nogil:
     """The highest sum layer d keeps while the items are at distance u or
     more (-1: none)."""

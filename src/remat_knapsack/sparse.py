@@ -149,8 +149,11 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    (balanced subset sums, Pisinger, J. Algorithms 33, 1999;
    ``_count_fill.pxd``). It is asked before anything else while it costs
    at most 2^22 word operations with room for its history (every step's
-   layers, to read a yes back), or 2^17 without (a yes is then left to the
-   runs); above 2^17 the two lists go first.
+   layers, to read a yes back), or 2^17 without; above 2^17 the two lists
+   go first. Without room for the history, a search with at most two more
+   items in than out (or out than in) at any step, over the nearest items
+   whose history fits, may still find a set (a miss proves nothing; the
+   runs decide).
    **Window runs.** On 16,384 free items or more, a decide run is preceded
    by the same question on the 512 of them nearest the break in efficiency
    order (those before the window kept, those after it left out), within

@@ -278,9 +278,7 @@ cdef Py_ssize_t FILL_BITS_WORK = 1 << 22
 cdef Py_ssize_t FILL_BITS_FIRST = 1 << 17
 # A question whose history does not fit: the sets of at most FILL_NEAR_SWAPS
 # more items swapped in than out (or out than in) at any step, on the nearest
-# items whose history fits (on strongly correlated n=10^3, R=10^6, seeds 5
-# and 6, such a search over 32 items found four of the five sets that took
-# runs of 130-300 k states; 48 items the fifth).
+# items whose history fits (``_fill_near``; docs/sparse.md 0.10).
 cdef Py_ssize_t FILL_NEAR_SWAPS = 2
 cdef Py_ssize_t FILL_NEAR_WORK = 1 << 19  # its word operations at most (the items it takes)
 
@@ -318,9 +316,10 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     most of them that fit, m, can (m - 1 items are worth at most
     j + D (m - 1)): some m of them with a weight in [tgt - D m, j], by
     ``_count_fill``'s bit sets. The two-list search first when those would
-    cost more (FILL_BITS_FIRST); not answered beyond FILL_BITS_WORK or the
-    bit sets' memory (``bits_cap``). Returns LEAVE_OUT (s.Sf the set found,
-    every item from k up left out), KEEP, 0 when not answered, or a negative
+    cost more (FILL_BITS_FIRST); beyond FILL_BITS_WORK, or without room in
+    the bit sets' memory (``bits_cap``) for the history a yes is read back
+    from, only ``_fill_near``. Returns LEAVE_OUT (s.Sf the set found, every
+    item from k up left out), KEEP, 0 when not answered, or a negative
     code."""
     cdef Fill f
     cdef Py_ssize_t nsub, m = 0, q, work
@@ -346,7 +345,7 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     fits = fill_layers(&f) <= s.bits_cap
     keep = fits and f.t + 1 <= s.bits_cap // fill_layers(&f)
     work = fill_work(&f, FILL_BITS_WORK)
-    if fits and work <= FILL_BITS_FIRST:  # cheap: yes (read back or not) and no
+    if fits and work <= min(FILL_BITS_FIRST, FILL_BITS_WORK):  # cheap: yes (read back or not) and no
         return _fill_answer(s, pool, k, nsub, &f, keep, work)
     if _two_lists_found(s, nsub, s.j, need, True):
         _new_witness(s, k, k, nsub, False)
@@ -1578,9 +1577,8 @@ def _subset_bits_py(const double[::1] w, Py_ssize_t lo, Py_ssize_t hi):
 
 def _count_fill_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t hi, bint keep=True):
     """For tests: ``_count_fill.fill_bits`` on integer weights ``w``
-    (ascending): whether some m of them have a sum in [lo, hi], with lo at
-    least the least sum of m and hi less than that plus the next weight.
-    Returns (code, the set as a uint8 array or None, (walk, swaps, words))."""
+    (ascending): whether some m of them have a sum in [lo, hi], lo at
+    least the least sum of m. Returns (code, the set as a uint8 array or None, (walk, swaps, words))."""
     cdef Py_ssize_t n = w.shape[0], q
     cdef double least = 0.0
     if not 1 <= m <= n:

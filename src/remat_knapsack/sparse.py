@@ -587,8 +587,7 @@ def _multipliers(ws, vs, c, b, topv):
     h = max(32, n // _FIT_DIV)
     xw = ws[max(0, b - h):min(n, b + h + 1)]
     yv = vs[max(0, b - h):min(n, b + h + 1)]
-    # np.var and np.mean, spelt out (the same sums, bit for bit: their call
-    # overhead was a tenth of a small solve's)
+    # np.var and np.mean spelt out: the same sums, bit for bit, without their call overhead
     xm, ym = float(xw.sum()) / xw.size, float(yv.sum()) / yv.size
     dx = xw - xm
     vx = float((dx * dx).sum()) / xw.size

@@ -30,7 +30,7 @@ O(t (2b + 1) (hi - least) / 64) time for the t items in the walk, and
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
-from ._subset_bits cimport bits_words, _bit
+from ._subset_bits cimport _bit, _in_range, _or_shifted, bits_words
 
 
 cdef enum:
@@ -121,41 +121,6 @@ cdef inline Py_ssize_t fill_work(const Fill* f, Py_ssize_t cap) noexcept nogil:
     return work
 
 
-cdef inline void _or_shifted(const uint64_t* src, uint64_t* dst, Py_ssize_t words,
-                             Py_ssize_t shift) noexcept nogil:
-    """dst |= src << shift over ``words`` words (what falls off the top is lost)."""
-    cdef Py_ssize_t q = shift >> 6, i
-    cdef int r = shift & 63
-    if q >= words:
-        return
-    if r == 0:
-        for i in range(q, words):
-            dst[i] |= src[i - q]
-        return
-    dst[q] |= src[0] << r
-    for i in range(q + 1, words):
-        dst[i] |= (src[i - q] << r) | (src[i - q - 1] >> (64 - r))
-
-
-cdef inline bint _any_in(const uint64_t* layer, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t* at) noexcept nogil:
-    """Whether the layer holds a sum in [lo, hi]; the least one into ``at``."""
-    cdef Py_ssize_t q, t
-    cdef uint64_t word
-    for q in range(lo >> 6, (hi >> 6) + 1):
-        word = layer[q]
-        if q == lo >> 6:
-            word &= ~<uint64_t>0 << (lo & 63)
-        if q == hi >> 6 and (hi & 63) < 63:
-            word &= (<uint64_t>1 << ((hi & 63) + 1)) - 1
-        if word:
-            t = 0
-            while not (word >> t) & 1:
-                t += 1
-            at[0] = (q << 6) + t
-            return True
-    return False
-
-
 cdef inline void _fill_step(const Fill* f, const uint64_t* prev, uint64_t* cur, Py_ssize_t i) noexcept nogil:
     """Item i of the walk into the layers: an out-item raises the balance, an
     in-item lowers it; balances in the order that reads each source before
@@ -193,7 +158,8 @@ cdef inline int fill_bits(const Fill* f, uint64_t* work, bint keep, uint8_t* x) 
     cdef uint64_t* cur = work
     memset(work, 0, L * sizeof(uint64_t))
     work[f.b * f.words] = 1  # nothing swapped: the lightest m
-    while not _any_in(cur + f.b * f.words, f.dlo, f.dhi, &at):
+    at = _in_range(cur + f.b * f.words, f.dlo, f.dhi)
+    while at < 0:
         if i == f.t:
             return FILL_NONE
         if keep:
@@ -201,6 +167,7 @@ cdef inline int fill_bits(const Fill* f, uint64_t* work, bint keep, uint8_t* x) 
             memcpy(cur, cur - L, L * sizeof(uint64_t))
         _fill_step(f, cur - L if keep else cur, cur, i)
         i += 1
+        at = _in_range(cur + f.b * f.words, f.dlo, f.dhi)
     if not keep:
         return FILL_UNREAD
     _read_back(f, work, i, at, x)

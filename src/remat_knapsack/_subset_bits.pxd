@@ -45,16 +45,39 @@ cdef inline void _shift_or(const uint64_t* src, uint64_t* dst, Py_ssize_t words,
         dst[i] = src[i] | (src[i - q] << r) | (src[i - q - 1] >> (64 - r))
 
 
+cdef inline void _or_shifted(const uint64_t* src, uint64_t* dst, Py_ssize_t words,
+                             Py_ssize_t shift) noexcept nogil:
+    """dst |= src << shift over ``words`` words (what falls off the top is
+    lost): ``_shift_or`` into another layer."""
+    cdef Py_ssize_t q = shift >> 6, i
+    cdef int r = shift & 63
+    if q >= words:
+        return
+    if r == 0:
+        for i in range(q, words):
+            dst[i] |= src[i - q]
+        return
+    dst[q] |= src[0] << r
+    for i in range(q + 1, words):
+        dst[i] |= (src[i - q] << r) | (src[i - q - 1] >> (64 - r))
+
+
 cdef inline Py_ssize_t _in_range(const uint64_t* layer, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    """The least sum in [lo, hi] the layer holds, or -1."""
-    cdef Py_ssize_t t = lo
-    while t <= hi:
-        if (t & 63) == 0 and t + 63 <= hi and layer[t >> 6] == 0:
-            t += 64  # a whole empty word
-        elif _bit(layer, t):
-            return t
-        else:
-            t += 1
+    """The least sum in [lo, hi] the layer holds, or -1: a word at a time,
+    the end words masked to the range."""
+    cdef Py_ssize_t q, t
+    cdef uint64_t word
+    for q in range(lo >> 6, (hi >> 6) + 1):
+        word = layer[q]
+        if q == lo >> 6:
+            word &= ~<uint64_t>0 << (lo & 63)
+        if q == hi >> 6 and (hi & 63) < 63:
+            word &= (<uint64_t>1 << ((hi & 63) + 1)) - 1
+        if word:
+            t = 0
+            while not (word >> t) & 1:
+                t += 1
+            return (q << 6) + t
     return -1
 
 

@@ -47,6 +47,7 @@ from libc.string cimport memset
 
 from ._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+from ._count_window cimport Window, count_window
 from ._radix cimport sort_ascending
 from ._select cimport lightest_count
 from ._realloc cimport grow
@@ -1046,6 +1047,161 @@ cdef inline void _skip_fixed_count(Run* r) noexcept nogil:
         r.s -= 1
 
 
+#: Count runs on integral items first fix what the swap window of their
+#: count fixes (``_windowed``); tests turn it off to compare.
+cdef bint COUNT_WINDOW = True
+
+
+def _configure_count_window(bint on):
+    """For tests: whether count runs use the swap window. Returns the previous setting."""
+    global COUNT_WINDOW
+    old = COUNT_WINDOW
+    COUNT_WINDOW = on
+    return old
+
+
+cdef struct Sub:
+    # The items a count window leaves free (``_windowed``), by descending d.
+    double* w
+    double* v
+    Py_ssize_t* item   # their positions among the run's items
+    uint8_t* x
+    Py_ssize_t m
+    double w_in        # the weight and value of the items every k-set holds
+    double v_in
+
+
+cdef int _sub_gather(const double* w, const double* v, Py_ssize_t n, const Window* win,
+                     Sub* sb) noexcept nogil:
+    """The items the window leaves free into ``sb`` (by position), the sums of
+    those it puts in. 0, or -1 when out of memory."""
+    cdef Py_ssize_t i
+    sb.w = <double*>malloc(n * sizeof(double))
+    sb.v = <double*>malloc(n * sizeof(double))
+    sb.item = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    sb.x = <uint8_t*>malloc(n)
+    if sb.w == NULL or sb.v == NULL or sb.item == NULL or sb.x == NULL:
+        return -1
+    sb.m = 0
+    sb.w_in = sb.v_in = 0.0
+    for i in range(n):
+        if w[i] < win.lo:
+            sb.w_in += w[i]
+            sb.v_in += v[i]
+        elif w[i] <= win.hi:
+            sb.w[sb.m] = w[i]
+            sb.v[sb.m] = v[i]
+            sb.item[sb.m] = i
+            sb.m += 1
+    return 0
+
+
+cdef void _free_sub(Sub* sb) noexcept nogil:
+    free(sb.w)
+    free(sb.v)
+    free(sb.item)
+    free(sb.x)
+
+
+cdef int _sub_order(Sub* sb, double lam, double mu) noexcept nogil:
+    """Reorder ``sb`` by descending d = v - lam w - mu (ties by position), the
+    order of a count run. 0, or -1 when out of memory."""
+    cdef Py_ssize_t q, m = sb.m
+    cdef double dmax = -INFINITY
+    cdef double* key = <double*>malloc(m * 3 * sizeof(double))
+    cdef Py_ssize_t* o = <Py_ssize_t*>malloc(m * 2 * sizeof(Py_ssize_t))
+    if key == NULL or o == NULL:
+        free(key)
+        free(o)
+        return -1
+    for q in range(m):
+        key[q] = sb.v[q] - lam * sb.w[q] - mu
+        dmax = max(dmax, key[q])
+    for q in range(m):
+        key[q] = dmax - key[q]  # >= 0, ascending as d descends
+    if sort_ascending(key, m, o) < 0:
+        free(key)
+        free(o)
+        return -1
+    for q in range(m):  # gather through scratch: key[m..3m) and o[m..2m)
+        key[m + q] = sb.w[o[q]]
+        key[2 * m + q] = sb.v[o[q]]
+        o[m + q] = sb.item[o[q]]
+    for q in range(m):
+        sb.w[q] = key[m + q]
+        sb.v[q] = key[2 * m + q]
+        sb.item[q] = o[m + q]
+    free(key)
+    free(o)
+    return 0
+
+
+cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k, Window* win) noexcept nogil:
+    """``count_window`` with its scratch: 1 when it fixes items and leaves a
+    count of at least one and below the free items, 0 when not, -1 when out of memory."""
+    cdef Py_ssize_t* by_w = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    cdef int r
+    if by_w == NULL:
+        return -1
+    r = count_window(w, n, c, k, by_w, win)
+    free(by_w)
+    if r == 1 and not (1 <= k - win.n_in < n - win.n_in - win.n_out):
+        r = 0
+    return r
+
+
+cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double c,
+                          int decide, double goal, int integral, double tol,
+                          Pool* pool, const Card* card, uint8_t* x, double* zout) noexcept nogil:
+    """A count run (integral items) on the items the swap window of its count
+    leaves free (``_count_window.pxd``), with the count multipliers refitted
+    to them: the window fixes the items far from the k-th weight, and the
+    count bound of the rest is nearly exact where the bound over all items is
+    not. The fixed items go into ``x``; values and the goal shift by those
+    every k-set holds. GO_ON when the window fixes nothing (the caller then
+    runs on all items)."""
+    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, q, r, bb
+    cdef Window win
+    cdef Sub sb
+    cdef Card sub
+    cdef double z = 0.0, L
+    cdef DI* a
+    cdef Py_ssize_t* cand
+    if not (COUNT_WINDOW and integral) or k < 1 or k >= n or pool.avoid != NULL:
+        return GO_ON
+    r = _window_of(w, n, c, k, &win)
+    if r <= 0:
+        return STATE_LIMIT if r < 0 else GO_ON
+    memset(&sb, 0, sizeof(Sub))
+    memset(&sub, 0, sizeof(Card))
+    a = <DI*>malloc(n * sizeof(DI))
+    cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    if a == NULL or cand == NULL or _sub_gather(w, v, n, &win, &sb) < 0:
+        r = STATE_LIMIT
+    else:
+        sub.kfix = sub.kmax = k - win.n_in
+        L = _count_bound(sb.w, sb.v, sb.m, c - sb.w_in, k - win.n_in, card.lam, a, cand, &sub.lam, &sub.mu, pool)
+        if pool.stop:
+            r = INTERRUPTED
+        elif L == INFINITY:
+            r = GO_ON
+        elif _sub_order(&sb, sub.lam, sub.mu) < 0:
+            r = STATE_LIMIT
+        else:
+            pool.by_weight = NULL  # positions among all the items: not these
+            r = _core(sb.w, sb.v, sb.m, c - sb.w_in, decide, goal - sb.v_in, integral, tol, pool, &sub,
+                      sb.x, &z, &bb)
+            for q in range(n):
+                x[q] = w[q] < win.lo
+            for q in range(sb.m):
+                x[sb.item[q]] = sb.x[q]
+            zout[0] = z + sb.v_in if z > -INFINITY else z
+    free(a)
+    free(cand)
+    _free_sub(&sb)
+    return r
+
+
 cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       int decide, double goal, int integral, double tol,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
@@ -1065,7 +1221,13 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t cnt = 1, k = 0, m, out, work, res
     cdef double dw, dv
     cdef int32_t kx
-    cdef const Py_ssize_t* by_weight = pool.by_weight
+    cdef const Py_ssize_t* by_weight
+    if card != NULL and card.kfix >= 0:  # count mode: first what the swap window fixes
+        res = _windowed(w, v, n, c, decide, goal, integral, tol, pool, card, x, zout)
+        if res != GO_ON:
+            bout[0] = <Py_ssize_t>card.kfix
+            return res
+    by_weight = pool.by_weight
     memset(&r, 0, sizeof(Run))
     r.w = w
     r.v = v
@@ -1380,6 +1542,24 @@ def _sort_ascending_py(const double[::1] x):
     if x.shape[0] and sort_ascending(&x[0], x.shape[0], &o[0]) < 0:
         raise MemoryError("sparse: sorting by weight")
     return out
+
+
+def _count_window_py(const double[::1] w, double c, Py_ssize_t k):
+    """For tests: ``count_window`` of count k (1 <= k < n) within c, as
+    (status, lo, hi): status 1 when it fixes some item (those lighter than
+    lo are in every k-set, those heavier than hi in none), 0 when it fixes
+    none or no k-set fits."""
+    cdef Window win
+    cdef int r
+    if not 1 <= k < w.shape[0]:
+        raise ValueError(f"k must be in [1, {w.shape[0] - 1}], got {k}")
+    by_w = np.empty(w.shape[0], dtype=np.intp)
+    cdef Py_ssize_t[::1] o = by_w
+    memset(&win, 0, sizeof(Window))
+    r = count_window(&w[0], w.shape[0], c, k, &o[0], &win)
+    if r < 0:
+        raise MemoryError("sparse: the count window")
+    return r, win.lo, win.hi
 
 
 def lightest_count_py(const double[::1] w, double c):

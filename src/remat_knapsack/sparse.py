@@ -286,6 +286,7 @@ import numpy as np
 from . import _canonical, _sparse
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
+from ._lift import Lift
 from ._lines import find_lines
 from ._real import solve_real
 from ._states import STATE_BYTES, max_states_within, sparse_bytes, state_error
@@ -394,6 +395,7 @@ _TRY_STATES = 1_000
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
+_LIFT = True  # counts below the most that fit are first tried by their lift (``_lift``)
 
 _TOL = _sparse.TOLERANCES
 # The line of the cardinality multipliers is fitted to max(32, n / _FIT_DIV)
@@ -411,6 +413,14 @@ def _configure_count_path(force: bool, states: int, per_item: int) -> tuple[bool
     global _FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM
     old = (_FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM)
     _FORCE_COUNT, _COUNT_STATES, _COUNT_PER_ITEM = force, states, per_item
+    return old
+
+
+def _configure_lift(on: bool) -> tuple[bool]:
+    """For tests: whether the count path tries the lift first. Returns the previous setting."""
+    global _LIFT
+    old = (_LIFT,)
+    _LIFT = on
     return old
 
 
@@ -528,12 +538,20 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
                 bounds[k] = work.count_bound(ws, vs, c, k, hint)
         return bounds[k]
 
+    lift = None
+
     def attempt(k):
-        # False when k's bound is below the cut (ties included): no k-set is optimal.
-        nonlocal z
+        # False when k's bound is below the cut (ties included): no k-set is
+        # optimal. True when k is done: run, or below the cut by its lift.
+        nonlocal z, lift
         L, lam, mu = bound(k)
         if L + sl < z - tol:
             return False
+        if integral and k < kmax and _LIFT:
+            if lift is None:
+                lift = Lift(ws, vs, c, kmax, work.count_bound)
+            if lift.excludes(k, z - tol - sl):
+                return True
         o = np.argsort(-(vs - lam * ws - mu))
         xk = np.zeros(n, dtype=np.uint8)
         goal = z - 1.0 if integral else z - 2 * tol  # ties are found too

@@ -1,0 +1,99 @@
+"""The lift: a proof that no set of k items reaches a value, from the sets
+of the most items that fit.
+
+Items by ascending weight w_0 <= w_1 <= ... (positions), m the most items
+that fit within c, A the m lightest. Take any set S of k < m items within
+c, let Z be the r = m - k lightest items (by position) outside S and p the
+position of the heaviest of them (p < m: S holds at most k of A). Then
+T = S + Z has m items, holds every position up to p, weighs at most
+c + x(p) with x(p) = w_(p-r+1) + ... + w_p, and
+
+    v(S) = v(T) - v(Z),    v(Z) >= v_p + V_(r-1)
+
+(V_(r-1): the r - 1 smallest values in A). For every p in [p1, p2] that is
+
+    v(S) <= U(m, c + x(p2), p1 + 1) - min(v_p1 .. v_p2) - V_(r-1)
+
+with U(m, C, f) an upper bound on every m-set within C that holds the
+positions below f: the swap window of m within C (``_count_window.pxd``)
+fixes the items far from the m-th weight, the forced prefix fixes more,
+and the count bound (``_count_bound``) of what is left does the rest. U
+grows with C and falls with f, so a bound for [p1, p2] covers every p in
+it; bisection on [r - 1, m - 1] splits the ranges it cannot prove.
+
+Where the most items that fit are optimal and light items are worth much
+more than the capacity they free (Pisinger's circle items, v = (2/3)
+sqrt(4R^2 - (w - 2R)^2)), the window makes U(m, c, 0) nearly exact while
+the count bound of k = m - 1 sits hundreds above the optimum: circle,
+n = 10^4, proves k = m - 1 and m - 2 in 13-17 bounds, where a count run
+takes millions of states (docs/sparse.md, 0.11). O(n) a bound; a proof
+splits at most ``2 log2 m + 8`` ranges (``4 log2 m + 17`` bounds).
+
+Weights: integers > 0 below 2**53 in total (exact sums and comparisons).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+class Lift:
+    """The lift of one instance: items (``w``, ``v``; float64, integer
+    weights > 0) within ``c``; ``m``: the most items that fit.
+    ``count_bound``: ``Workspace.count_bound``."""
+
+    def __init__(self, w: np.ndarray, v: np.ndarray, c: float, m: int, count_bound) -> None:
+        o = np.argsort(w, kind="stable")
+        self.w = np.ascontiguousarray(w[o])
+        self.v = np.ascontiguousarray(v[o])
+        self.cw = np.concatenate(([0.0], np.cumsum(self.w)))
+        self.cv = np.concatenate(([0.0], np.cumsum(self.v)))
+        self.c, self.m, self.n = c, m, w.shape[0]
+        self.count_bound = count_bound
+        self.low_v = np.concatenate(([0.0], np.cumsum(np.sort(self.v[:m]))))  # V_r
+        self.hint = 1.0
+        self.bounds = 0  # U evaluated, over all proofs
+
+    def bound(self, cap: float, f: int) -> float:
+        """U(m, cap, f): an upper bound on every set of m items within
+        ``cap`` that holds positions 0..f-1 (-inf when none fits)."""
+        self.bounds += 1
+        m, n, w, cw = self.m, self.n, self.w, self.cw
+        slack = cap - cw[m]
+        if slack < 0:
+            return -math.inf
+        lo = int(np.searchsorted(w, w[m] - slack, side="left")) if m < n else m
+        a = max(f, lo)  # in every such set: the prefix the window fixes, or the forced one
+        e = int(np.searchsorted(w, w[m - 1] + slack, side="right"))  # none holds an item from e on
+        k = m - a
+        if k == 0 or e - a == k:
+            return float(self.cv[a + k])  # every free item is in (it fits: slack >= 0)
+        L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.hint)
+        if lam > 0:
+            self.hint = lam
+        return float(L + self.cv[a])
+
+    def excludes(self, k: int, cut: float) -> bool:
+        """True when it proves that no set of k < m items within c is worth
+        ``cut`` or more (``cut``: the value to stay below, its tolerance
+        already taken off); False when it cannot, within its budget."""
+        m = self.m
+        r = m - k
+        if not 1 <= r < m:
+            return False
+        low = float(self.low_v[r - 1])
+        budget = 2 * m.bit_length() + 8  # splits
+        todo = [(r - 1, m - 1)]
+        while todo:
+            p1, p2 = todo.pop()
+            x = float(self.cw[p2 + 1] - self.cw[p2 + 1 - r])
+            if self.bound(self.c + x, p1 + 1) - float(self.v[p1:p2 + 1].min()) - low < cut:
+                continue
+            budget -= 1
+            if p1 == p2 or budget <= 0:
+                return False
+            mid = (p1 + p2) // 2
+            todo += [(mid + 1, p2), (p1, mid)]
+        return True

@@ -395,7 +395,10 @@ _TRY_STATES = 1_000
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
-_LIFT = True  # counts below the most that fit are first tried by their lift (``_lift``)
+# A count below the most that fit whose run outgrows _LIFT_AFTER states is
+# tried by its lift (``_lift``) before the run goes on.
+_LIFT = True
+_LIFT_AFTER = 32_768
 
 _TOL = _sparse.TOLERANCES
 # The line of the cardinality multipliers is fitted to max(32, n / _FIT_DIV)
@@ -540,25 +543,40 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 
     lift = None
 
+    def run(k, lam, mu, states):
+        # One count run within ``states`` more states (0: only the path's budget).
+        o = np.argsort(-(vs - lam * ws - mu))
+        xk = np.zeros(n, dtype=np.uint8)
+        goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
+        path = work.limit
+        trial = states > 0 and (path == 0 or work.generated + states < path)
+        if trial:
+            work.limit = work.generated + states
+        try:
+            r, zk = work.count_run(np.ascontiguousarray(ws[o]), np.ascontiguousarray(vs[o]), c, goal,
+                                   integral, tol, lam, mu, k, kmax, xk)
+        finally:
+            work.limit = path
+        if r == _sparse.RUN_OVER_BUDGET and not trial:
+            raise _OverBudget
+        return r, zk, o, xk
+
     def attempt(k):
         # False when k's bound is below the cut (ties included): no k-set is
-        # optimal. True when k is done: run, or below the cut by its lift.
+        # optimal. True when k is done: run, or below the cut by its lift
+        # (asked when a count below the most that fit outgrows _LIFT_AFTER).
         nonlocal z, lift
         L, lam, mu = bound(k)
         if L + sl < z - tol:
             return False
-        if integral and k < kmax and _LIFT:
+        liftable = integral and k < kmax and _LIFT
+        r, zk, o, xk = run(k, lam, mu, _LIFT_AFTER if liftable else 0)
+        if r == _sparse.RUN_OVER_BUDGET:
             if lift is None:
                 lift = Lift(ws, vs, c, kmax, work.count_bound)
             if lift.excludes(k, z - tol - sl):
                 return True
-        o = np.argsort(-(vs - lam * ws - mu))
-        xk = np.zeros(n, dtype=np.uint8)
-        goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
-        r, zk = work.count_run(np.ascontiguousarray(ws[o]), np.ascontiguousarray(vs[o]), c, goal,
-                               integral, tol, lam, mu, k, kmax, xk)
-        if r == _sparse.RUN_OVER_BUDGET:
-            raise _OverBudget
+            r, zk, o, xk = run(k, lam, mu, 0)
         if r == _sparse.RUN_FOUND and zk >= z - tol:
             found[k] = (zk, lam, mu)
             if zk > z:

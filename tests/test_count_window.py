@@ -23,9 +23,9 @@ def test_window_against_every_k_set(w, data):
     wa = np.array(w, dtype=float)
     status, lo, hi = _sparse._count_window_py(wa, float(c), k)
     fits = [s for s in itertools.combinations(range(n), k) if sum(w[i] for i in s) <= c]
-    if status == 0:
+    assert (status == 2) == (not fits), "WINDOW_EMPTY exactly when no k-set fits"
+    if status != 1:
         return
-    assert fits, "a window is only given when the k lightest fit"
     for s in fits:
         for i in range(n):
             if w[i] < lo:
@@ -39,8 +39,10 @@ def test_window_fixes_far_items():
     # cannot leave (the next item weighs 11) and 20 cannot join
     status, lo, hi = _sparse._count_window_py(np.array([1.0, 2.0, 10.0, 11.0, 20.0]), 14.0, 3)
     assert (status, lo, hi) == (1, 10.0, 11.0)
-    # no 3-set fits: no window
-    assert _sparse._count_window_py(np.array([5.0, 5.0, 5.0, 5.0]), 14.0, 3)[0] == 0
+    # no 3-set fits: WINDOW_EMPTY
+    assert _sparse._count_window_py(np.array([5.0, 5.0, 5.0, 5.0]), 14.0, 3)[0] == 2
+    # every 2-set fits and none is fixed: WINDOW_NONE
+    assert _sparse._count_window_py(np.array([5.0, 5.0, 5.0, 5.0]), 14.0, 2)[0] == 0
 
 
 def test_window_arguments():

@@ -92,7 +92,7 @@ cdef struct Scan:
     bint count_runs             # count-mode runs are still within budget
     int integral
     double tol
-    Py_ssize_t count_states     # count-mode runs' budget (a tenth of it each)
+    Py_ssize_t count_states     # count-mode runs' budget (1/COUNT_SHARE of it each)
     Py_ssize_t count_per_item
     double j                    # the capacity the items from k down may use
     double tgt                  # the value they must provide
@@ -158,6 +158,12 @@ cdef enum:
     KEEP = 2          # it is needed
     SCAN_DONE = 3     # a uniqueness run settled every item up to it
     BLOCK = 4         # a uniqueness run settled the items from it down to s.block
+
+cdef enum:
+    # A count-mode decide run gets 1/COUNT_SHARE of the count path's budget.
+    # A tenth ended them on circle items (n=10^4, seed 1) at a run of ~50 k
+    # states, and the plain runs after it took 3.4 M (docs/sparse.md, 0.11).
+    COUNT_SHARE = 4
 
 
 cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const double* rv,
@@ -698,7 +704,7 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if s.count_runs:
         nsub = _gather(s, s.d_rank, s.d_w, s.d_v, k)
         pool.by_weight = s.hint
-        pool.limit = pool.generated + (s.count_states + s.count_per_item * nsub) // 10
+        pool.limit = pool.generated + (s.count_states + s.count_per_item * nsub) // COUNT_SHARE
         r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.kcard, s.sx, &zz, &bb)
         pool.limit = 0
         s.count_runs = r != OVER_BUDGET
@@ -1404,7 +1410,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     (k, lam_k, mu_k) when every optimal set is
     known to have the same number of free items k (the count path): then the
     decide runs are count-mode runs (items in descending d = v - lam_k w -
-    mu_k) and a count bound joins the O(1) tests; each gets a tenth of the
+    mu_k) and a count bound joins the O(1) tests; each gets 1/COUNT_SHARE of the
     count path's budget (``count_states`` plus ``count_per_item`` per item),
     and the first one over it ends them for the pass. ``lines``: None, or the
     two parallel lines all items lie on (``_lines``): their class-count bound

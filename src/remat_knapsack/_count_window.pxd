@@ -21,6 +21,12 @@ Weights: integers below 2**53 in total (exact sums and comparisons).
 from ._radix cimport sort_ascending
 
 
+cdef enum:
+    WINDOW_NONE = 0     # the window fixes no item
+    WINDOW_FIXES = 1    # it fixes some
+    WINDOW_EMPTY = 2    # no k-set fits (the k lightest exceed c)
+
+
 cdef struct Window:
     double lo     # an item lighter than this is in every k-set
     double hi     # an item heavier than this is in none
@@ -30,9 +36,8 @@ cdef struct Window:
 cdef inline int count_window(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
                              Py_ssize_t* by_w, Window* win) noexcept nogil:
     """The window of count k (1 <= k < n) within c into ``win``; ``by_w``
-    (n slots) gets the items by ascending weight. Returns 1 when the window
-    fixes some item, 0 when it fixes none or no k-set fits, -1 when out of
-    memory."""
+    (n slots) gets the items by ascending weight. Returns WINDOW_FIXES,
+    WINDOW_NONE, WINDOW_EMPTY, or -1 when out of memory."""
     cdef Py_ssize_t q
     cdef double light = 0.0, slack
     if sort_ascending(w, n, by_w) < 0:
@@ -41,7 +46,7 @@ cdef inline int count_window(const double* w, Py_ssize_t n, double c, Py_ssize_t
         light += w[by_w[q]]
     slack = c - light
     if slack < 0:
-        return 0
+        return WINDOW_EMPTY
     win.lo = w[by_w[k]] - slack
     win.hi = w[by_w[k - 1]] + slack
     win.n_in = win.n_out = 0
@@ -50,4 +55,4 @@ cdef inline int count_window(const double* w, Py_ssize_t n, double c, Py_ssize_t
             win.n_in += 1
         elif w[q] > win.hi:
             win.n_out += 1
-    return 1 if win.n_in + win.n_out > 0 else 0
+    return WINDOW_FIXES if win.n_in + win.n_out > 0 else WINDOW_NONE

@@ -47,7 +47,7 @@ from libc.string cimport memset
 
 from ._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
-from ._count_window cimport Window, count_window
+from ._count_window cimport WINDOW_EMPTY, WINDOW_FIXES, WINDOW_NONE, Window, count_window
 from ._radix cimport sort_ascending
 from ._select cimport lightest_count
 from ._realloc cimport grow
@@ -1137,16 +1137,17 @@ cdef int _sub_order(Sub* sb, double lam, double mu) noexcept nogil:
 
 
 cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k, Window* win) noexcept nogil:
-    """``count_window`` with its scratch: 1 when it fixes items and leaves a
-    count of at least one and below the free items, 0 when not, -1 when out of memory."""
+    """``count_window`` with its scratch: WINDOW_FIXES when it fixes items and
+    leaves a count of at least one and below the free items, WINDOW_EMPTY
+    when no k-set fits, WINDOW_NONE otherwise, -1 when out of memory."""
     cdef Py_ssize_t* by_w = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     cdef int r
     if by_w == NULL:
         return -1
     r = count_window(w, n, c, k, by_w, win)
     free(by_w)
-    if r == 1 and not (1 <= k - win.n_in < n - win.n_in - win.n_out):
-        r = 0
+    if r == WINDOW_FIXES and not (1 <= k - win.n_in < n - win.n_in - win.n_out):
+        r = WINDOW_NONE
     return r
 
 
@@ -1158,8 +1159,8 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     to them: the window fixes the items far from the k-th weight, and the
     count bound of the rest is nearly exact where the bound over all items is
     not. The fixed items go into ``x``; values and the goal shift by those
-    every k-set holds. GO_ON when the window fixes nothing (the caller then
-    runs on all items)."""
+    every k-set holds. A decide run where no k-set fits is NOT_FOUND. GO_ON
+    when the window fixes nothing (the caller then runs on all items)."""
     cdef Py_ssize_t k = <Py_ssize_t>card.kfix, q, r, bb
     cdef Window win
     cdef Sub sb
@@ -1170,7 +1171,9 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     if not (COUNT_WINDOW and integral) or k < 1 or k >= n or pool.avoid != NULL:
         return GO_ON
     r = _window_of(w, n, c, k, &win)
-    if r <= 0:
+    if r == WINDOW_EMPTY and decide:
+        return NOT_FOUND
+    if r != WINDOW_FIXES:
         return STATE_LIMIT if r < 0 else GO_ON
     memset(&sb, 0, sizeof(Sub))
     memset(&sub, 0, sizeof(Card))
@@ -1548,7 +1551,7 @@ def _count_window_py(const double[::1] w, double c, Py_ssize_t k):
     """For tests: ``count_window`` of count k (1 <= k < n) within c, as
     (status, lo, hi): status 1 when it fixes some item (those lighter than
     lo are in every k-set, those heavier than hi in none), 0 when it fixes
-    none or no k-set fits."""
+    none, 2 when no k-set fits."""
     cdef Window win
     cdef int r
     if not 1 <= k < w.shape[0]:

@@ -80,7 +80,7 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a
    budget (200,000 + 20 n states); beyond it the run above takes over
-   (count-mode decide runs get a tenth of it each, and the first one over it
+   (count-mode decide runs get a quarter of it each, and the first one over it
    ends them for the pass). On
    items that lie on a line (strongly, inverse strongly correlated) it is not
    used: equal-count states are never dominated there, and the count bound of

@@ -18,9 +18,6 @@ distances to a pivot weight as in ``_count_fill.pxd``.
 Weights: integers below 2**53 in total (exact sums and comparisons).
 """
 
-from ._radix cimport sort_ascending
-
-
 cdef enum:
     WINDOW_NONE = 0     # the window fixes no item
     WINDOW_FIXES = 1    # it fixes some
@@ -34,14 +31,12 @@ cdef struct Window:
 
 
 cdef inline int count_window(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
-                             Py_ssize_t* by_w, Window* win) noexcept nogil:
-    """The window of count k (1 <= k < n) within c into ``win``; ``by_w``
-    (n slots) gets the items by ascending weight. Returns WINDOW_FIXES,
-    WINDOW_NONE, WINDOW_EMPTY, or -1 when out of memory."""
+                             const Py_ssize_t* by_w, Window* win) noexcept nogil:
+    """The window of count k (1 <= k < n) within c into ``win``; ``by_w``:
+    the items by ascending weight. Returns WINDOW_FIXES, WINDOW_NONE or
+    WINDOW_EMPTY. O(n)."""
     cdef Py_ssize_t q
     cdef double light = 0.0, slack
-    if sort_ascending(w, n, by_w) < 0:
-        return -1
     for q in range(k):
         light += w[by_w[q]]
     slack = c - light

@@ -56,29 +56,32 @@ class Lift:
         self.hint = 1.0
         self.bounds = 0  # U evaluated, over all proofs
 
-    def bound(self, cap: float, f: int) -> float:
+    def bound(self, cap: float, f: int) -> tuple[float, float]:
         """U(m, cap, f): an upper bound on every set of m items within
-        ``cap`` that holds positions 0..f-1 (-inf when none fits)."""
+        ``cap`` that holds positions 0..f-1 (-inf when none fits), and its
+        capacity multiplier lam >= 0: within cap - y the same bound less
+        lam y holds too."""
         self.bounds += 1
         m, n, w, cw = self.m, self.n, self.w, self.cw
         slack = cap - cw[m]
         if slack < 0:
-            return -math.inf
+            return -math.inf, 0.0
         lo = int(np.searchsorted(w, w[m] - slack, side="left")) if m < n else m
         a = max(f, lo)  # in every such set: the prefix the window fixes, or the forced one
         e = int(np.searchsorted(w, w[m - 1] + slack, side="right"))  # none holds an item from e on
         k = m - a
         if k == 0 or e - a == k:
-            return float(self.cv[a + k])  # every free item is in (it fits: slack >= 0)
+            return float(self.cv[a + k]), 0.0  # every free item is in (it fits: slack >= 0)
         L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.hint)
         if lam > 0:
             self.hint = lam
-        return float(L + self.cv[a])
+        return float(L + self.cv[a]), max(lam, 0.0)
 
     def excludes(self, k: int, cut: float) -> bool:
         """True when it proves that no set of k < m items within c is worth
-        ``cut`` or more (``cut``: the value to stay below, its tolerance
-        already taken off); False when it cannot, within its budget."""
+        ``cut`` or more; False when it cannot, within its budget. The bounds
+        are exact up to rounding: ``cut`` is the value to stay below less
+        the caller's allowance for it (the count path's ``sl``)."""
         m = self.m
         r = m - k
         if not 1 <= r < m:
@@ -89,7 +92,8 @@ class Lift:
         while todo:
             p1, p2 = todo.pop()
             x = float(self.cw[p2 + 1] - self.cw[p2 + 1 - r])
-            if self.bound(self.c + x, p1 + 1) - float(self.v[p1:p2 + 1].min()) - low < cut:
+            U, lam = self.bound(self.c + x, p1 + 1)
+            if U - float(self.v[p1:p2 + 1].min()) - low < cut or U - lam * x - self._reduced(lam, r, p1, p2) < cut:
                 continue
             budget -= 1
             if p1 == p2 or budget <= 0:
@@ -97,3 +101,13 @@ class Lift:
             mid = (p1 + p2) // 2
             todo += [(mid + 1, p2), (p1, mid)]
         return True
+
+    def _reduced(self, lam: float, r: int, p1: int, p2: int) -> float:
+        """A lower bound on v(Z) - lam w(Z) for r items Z whose heaviest is at
+        a position p in [p1, p2], the others below it."""
+        d = self.v[:p2 + 1] - lam * self.w[:p2 + 1]
+        top = float(d[p1:].min())
+        if r == 1:
+            return top
+        rest = d[:p2]
+        return top + float(np.partition(rest, r - 2)[:r - 1].sum())

@@ -111,6 +111,9 @@ cdef struct Pool:
     # those can still return such a set (a real one: it costs a run, never
     # exactness). Taken by that run.
     const Py_ssize_t* twin
+    bint windowed            # the next run's items are what a count window left free (taken by that run)
+    double win_lam           # the last count multipliers refitted to a window's free items
+    double win_mu            # (``_windowed``: the next window's first try)
     bint stop                # a signal handler raised: every run returns INTERRUPTED
     # An upper bound on OPT known beforehand (``_lines``), or INFINITY: an
     # optimise run whose incumbent reaches it stops.

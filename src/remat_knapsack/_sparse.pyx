@@ -1136,15 +1136,36 @@ cdef int _sub_order(Sub* sb, double lam, double mu) noexcept nogil:
     return 0
 
 
-cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k, Window* win) noexcept nogil:
-    """``count_window`` with its scratch: WINDOW_FIXES when it fixes items and
-    leaves a count of at least one and below the free items, WINDOW_EMPTY
-    when no k-set fits, WINDOW_NONE otherwise, -1 when out of memory."""
-    cdef Py_ssize_t* by_w = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+cdef double _sub_lag(const Sub* sb, double c, Py_ssize_t k, double lam, double mu) noexcept nogil:
+    """The count bound with (lam, mu) of every k-set of the free items in
+    ``sb`` within c less the weight of those every set holds, plus their
+    value and its allowance for rounding (an upper bound on the run's sets)."""
+    cdef Py_ssize_t q
+    cdef double d, tot = 0.0, mag = 0.0
+    for q in range(sb.m):
+        d = sb.v[q] - lam * sb.w[q] - mu
+        if d > 0:
+            tot += d
+        mag += sb.v[q] + lam * sb.w[q]
+    tot += lam * (c - sb.w_in) + mu * k + sb.v_in
+    return tot + ABS_SLACK + REL_CARD * (mag + fabs(mu) * (sb.m + k) + lam * fabs(c) + fabs(tot))
+
+
+cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
+                           const Py_ssize_t* by_weight, Window* win) noexcept nogil:
+    """``count_window``, on ``by_weight`` (the items by ascending weight, or
+    NULL: sorted here): WINDOW_FIXES when it fixes items and leaves a count
+    of at least one and below the free items, WINDOW_EMPTY when no k-set
+    fits, WINDOW_NONE otherwise, -1 when out of memory."""
+    cdef Py_ssize_t* by_w = NULL
     cdef int r
-    if by_w == NULL:
-        return -1
-    r = count_window(w, n, c, k, by_w, win)
+    if by_weight == NULL:
+        by_w = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+        if by_w == NULL or sort_ascending(w, n, by_w) < 0:
+            free(by_w)
+            return -1
+        by_weight = by_w
+    r = count_window(w, n, c, k, by_weight, win)
     free(by_w)
     if r == WINDOW_FIXES and not (1 <= k - win.n_in < n - win.n_in - win.n_out):
         r = WINDOW_NONE
@@ -1153,14 +1174,16 @@ cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k
 
 cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double c,
                           int decide, double goal, int integral, double tol,
-                          Pool* pool, const Card* card, uint8_t* x, double* zout) noexcept nogil:
+                          Pool* pool, const Card* card, const Py_ssize_t* by_weight, uint8_t* x,
+                          double* zout) noexcept nogil:
     """A count run (integral items) on the items the swap window of its count
     leaves free (``_count_window.pxd``), with the count multipliers refitted
     to them: the window fixes the items far from the k-th weight, and the
     count bound of the rest is nearly exact where the bound over all items is
     not. The fixed items go into ``x``; values and the goal shift by those
     every k-set holds. A decide run where no k-set fits is NOT_FOUND. GO_ON
-    when the window fixes nothing (the caller then runs on all items)."""
+    when the window fixes nothing (the caller then runs on all items).
+    ``by_weight``: the items by ascending weight, or NULL."""
     cdef Py_ssize_t k = <Py_ssize_t>card.kfix, q, r, bb
     cdef Window win
     cdef Sub sb
@@ -1170,8 +1193,9 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     cdef Py_ssize_t* cand
     if not (COUNT_WINDOW and integral) or k < 1 or k >= n or pool.avoid != NULL:
         return GO_ON
-    r = _window_of(w, n, c, k, &win)
+    r = _window_of(w, n, c, k, by_weight, &win)
     if r == WINDOW_EMPTY and decide:
+        zout[0] = -INFINITY
         return NOT_FOUND
     if r != WINDOW_FIXES:
         return STATE_LIMIT if r < 0 else GO_ON
@@ -1181,17 +1205,24 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
     if a == NULL or cand == NULL or _sub_gather(w, v, n, &win, &sb) < 0:
         r = STATE_LIMIT
+    elif decide and (_sub_lag(&sb, c, k - win.n_in, card.lam, card.mu) < goal - tol
+                     or _sub_lag(&sb, c, k - win.n_in, pool.win_lam, pool.win_mu) < goal - tol):
+        r = NOT_FOUND  # the run's own multipliers, or the last window's, suffice on the free items
     else:
         sub.kfix = sub.kmax = k - win.n_in
         L = _count_bound(sb.w, sb.v, sb.m, c - sb.w_in, k - win.n_in, card.lam, a, cand, &sub.lam, &sub.mu, pool)
+        pool.win_lam = sub.lam
+        pool.win_mu = sub.mu
         if pool.stop:
             r = INTERRUPTED
         elif L == INFINITY:
             r = GO_ON
+        elif decide and _sub_lag(&sb, c, k - win.n_in, sub.lam, sub.mu) < goal - tol:
+            r = NOT_FOUND
         elif _sub_order(&sb, sub.lam, sub.mu) < 0:
             r = STATE_LIMIT
         else:
-            pool.by_weight = NULL  # positions among all the items: not these
+            pool.windowed = 1
             r = _core(sb.w, sb.v, sb.m, c - sb.w_in, decide, goal - sb.v_in, integral, tol, pool, &sub,
                       sb.x, &z, &bb)
             for q in range(n):
@@ -1199,6 +1230,8 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
             for q in range(sb.m):
                 x[sb.item[q]] = sb.x[q]
             zout[0] = z + sb.v_in if z > -INFINITY else z
+    if r == NOT_FOUND:
+        zout[0] = -INFINITY
     free(a)
     free(cand)
     _free_sub(&sb)
@@ -1224,13 +1257,15 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     cdef Py_ssize_t cnt = 1, k = 0, m, out, work, res
     cdef double dw, dv
     cdef int32_t kx
-    cdef const Py_ssize_t* by_weight
-    if card != NULL and card.kfix >= 0:  # count mode: first what the swap window fixes
-        res = _windowed(w, v, n, c, decide, goal, integral, tol, pool, card, x, zout)
+    cdef const Py_ssize_t* by_weight = pool.by_weight
+    cdef bint windowed = pool.windowed
+    pool.by_weight = NULL  # this run's alone, not its recovery runs
+    pool.windowed = 0
+    if card != NULL and card.kfix >= 0 and not windowed:  # count mode: first what the swap window fixes
+        res = _windowed(w, v, n, c, decide, goal, integral, tol, pool, card, by_weight, x, zout)
         if res != GO_ON:
             bout[0] = <Py_ssize_t>card.kfix
             return res
-    by_weight = pool.by_weight
     memset(&r, 0, sizeof(Run))
     r.w = w
     r.v = v
@@ -1246,8 +1281,7 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
     r.avoid = pool.avoid
     r.twin = pool.twin if r.avoid != NULL else NULL
     pool.runs += 1
-    pool.by_weight = NULL  # this run's alone, not its recovery runs
-    pool.avoid = NULL  # likewise
+    pool.avoid = NULL  # this run's alone, not its recovery runs
     pool.twin = NULL
     if r.avoid != NULL and (not decide or (card != NULL and card.kfix >= 0)):
         return INCONSISTENT  # avoid mode is for plain decide runs
@@ -1468,6 +1502,8 @@ cdef Pool _new_pool(Py_ssize_t max_states):
     pool.by_weight = NULL
     pool.avoid = NULL
     pool.twin = NULL
+    pool.windowed = 0
+    pool.win_lam = pool.win_mu = 0.0
     pool.opt_bound = INFINITY
     return pool
 
@@ -1556,12 +1592,9 @@ def _count_window_py(const double[::1] w, double c, Py_ssize_t k):
     cdef int r
     if not 1 <= k < w.shape[0]:
         raise ValueError(f"k must be in [1, {w.shape[0] - 1}], got {k}")
-    by_w = np.empty(w.shape[0], dtype=np.intp)
-    cdef Py_ssize_t[::1] o = by_w
+    cdef Py_ssize_t[::1] by_w = _sort_ascending_py(w)
     memset(&win, 0, sizeof(Window))
-    r = count_window(&w[0], w.shape[0], c, k, &o[0], &win)
-    if r < 0:
-        raise MemoryError("sparse: the count window")
+    r = count_window(&w[0], w.shape[0], c, k, &by_w[0], &win)
     return r, win.lo, win.hi
 
 

@@ -22,7 +22,7 @@ SRC = os.path.join(os.path.dirname(__file__), os.pardir, "src")
 
 SPARSE = """
 from remat_knapsack import instances, solve
-ins = instances.pisinger("circle", 10_000, R=1_000_000, seed=0)  # over 30 s (0.4 dev)
+ins = instances.pisinger("circle", 100_000, R=1_000_000, seed=0)  # about a minute (0.11 dev)
 print("ready", flush=True)
 solve(ins.memory, ins.runtimes, ins.max_memory, solver="sparse", scale=1)
 print("finished", flush=True)

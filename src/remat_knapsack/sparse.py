@@ -75,7 +75,16 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    grows the same core, pruning a state of count K with
    ``lam c + mu k + (P - lam W - mu K) + (the k - K best d still to add, or
    the K - k worst still to remove, or one swap when K = k)`` and dominance
-   among states of equal count only. Runs accept
+   among states of equal count only. On integer weights a run first fixes
+   what the *swap window* of its count fixes (``_count_window.pxd``: with s
+   the slack of the k lightest items, an item lighter than w_(k+1) - s is
+   in every k-set and one heavier than w_(k) + s in none) and refits the
+   multipliers to the items left: near the most items that fit that makes
+   the count bound nearly exact (circle items: 622 above OPT -> 2.4). A
+   count k below the most that fit, m, whose run outgrows 32,768 states is
+   first tried by its *lift* (``_lift.py``): a k-set plus its m - k lightest
+   missing items is an m-set, so the windowed bound of m-sets, less what
+   those items are worth, bounds it. Runs accept
    ties, so each count either attains OPT or is proved below it; the counts
    that attain it feed the reduction (2.) and, when there is one, the decide
    runs of the canonical pass (3.) become count runs too. The path has a

@@ -81,7 +81,7 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    in every k-set and one heavier than w_(k) + s in none) and refits the
    multipliers to the items left: near the most items that fit that makes
    the count bound nearly exact (circle items: 622 above OPT -> 2.4). A
-   count k below the most that fit, m, whose run outgrows 32,768 states is
+   count k below the most that fit, m, whose run outgrows max(32,768, 2 n) states is
    first tried by its *lift* (``_lift.py``): a k-set plus its m - k lightest
    missing items is an m-set, so the windowed bound of m-sets, less what
    those items are worth, bounds it. Runs accept
@@ -404,10 +404,15 @@ _TRY_STATES = 1_000
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
-# A count below the most that fit whose run outgrows _LIFT_AFTER states is
-# tried by its lift (``_lift``) before the run goes on.
+# A count below the most that fit whose run outgrows max(_LIFT_AFTER,
+# _LIFT_PER_ITEM n) states is tried by its lift (``_lift``) before the run
+# goes on. A lift that fails costs up to ~75 O(n) bounds (almost strongly
+# correlated n=10^5, seed 0: 39 -> 138 ms with a flat 32,768), and the trial
+# states count against the count path's budget (at 32,768 + 16 n, circle
+# n=10^4 outgrew it).
 _LIFT = True
 _LIFT_AFTER = 32_768
+_LIFT_PER_ITEM = 2
 
 _TOL = _sparse.TOLERANCES
 # The line of the cardinality multipliers is fitted to max(32, n / _FIT_DIV)
@@ -573,13 +578,13 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     def attempt(k):
         # False when k's bound is below the cut (ties included): no k-set is
         # optimal. True when k is done: run, or below the cut by its lift
-        # (asked when a count below the most that fit outgrows _LIFT_AFTER).
+        # (asked when a count below the most that fit outgrows its trial states).
         nonlocal z, lift
         L, lam, mu = bound(k)
         if L + sl < z - tol:
             return False
         liftable = integral and k < kmax and _LIFT
-        r, zk, o, xk = run(k, lam, mu, _LIFT_AFTER if liftable else 0)
+        r, zk, o, xk = run(k, lam, mu, max(_LIFT_AFTER, _LIFT_PER_ITEM * n) if liftable else 0)
         if r == _sparse.RUN_OVER_BUDGET:
             if lift is None:
                 lift = Lift(ws, vs, c, kmax, work.count_bound)

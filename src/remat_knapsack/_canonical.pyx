@@ -160,9 +160,8 @@ cdef enum:
     BLOCK = 4         # a uniqueness run settled the items from it down to s.block
 
 cdef enum:
-    # A count-mode decide run gets 1/COUNT_SHARE of the count path's budget.
-    # A tenth ended them on circle items (n=10^4, seed 1) at a run of ~50 k
-    # states, and the plain runs after it took 3.4 M (docs/sparse.md, 0.11).
+    # A count-mode decide run gets 1/COUNT_SHARE of the count path's budget
+    # (the first over it ends them for the pass; docs/sparse.md, 0.11).
     COUNT_SHARE = 4
 
 

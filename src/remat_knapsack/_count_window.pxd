@@ -10,10 +10,9 @@ w_(k) >= 0, so each pair alone costs at most s. Hence an item lighter than
 w_(k+1) - s is in every k-set (it is in A and cannot leave), and one
 heavier than w_(k) + s is in none. With a small slack (the count is the
 most items that fit) that fixes all but the items near the k-th weight,
-and the count bound of what is left is nearly exact where the LP's is not:
-circle items, n=10^4, the bound of every set of the most items that fit
-falls from 622 above the goal to 2.4 (docs/sparse.md, 0.11). The same
-distances to a pivot weight as in ``_count_fill.pxd``.
+and the count bound of what is left is nearly exact where the LP's is not
+(Pisinger's circle items; docs/sparse.md, 0.11). The same distances to a
+pivot weight as in ``_count_fill.pxd``.
 
 Weights: integers below 2**53 in total (exact sums and comparisons).
 """

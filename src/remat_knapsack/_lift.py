@@ -24,10 +24,10 @@ it; bisection on [r - 1, m - 1] splits the ranges it cannot prove.
 Where the most items that fit are optimal and light items are worth much
 more than the capacity they free (Pisinger's circle items, v = (2/3)
 sqrt(4R^2 - (w - 2R)^2)), the window makes U(m, c, 0) nearly exact while
-the count bound of k = m - 1 sits hundreds above the optimum: circle,
-n = 10^4, proves k = m - 1 and m - 2 in 13-17 bounds, where a count run
-takes millions of states (docs/sparse.md, 0.11). O(n) a bound; a proof
-splits at most ``2 log2 m + 8`` ranges (``4 log2 m + 17`` bounds).
+the count bound of k = m - 1 sits hundreds above the optimum; there a few
+bounds replace count runs of millions of states (docs/sparse.md, 0.11).
+O(n) a bound; a proof splits at most ``2 log2 m + 8`` ranges (``4 log2 m
++ 17`` bounds).
 
 Weights: integers > 0 below 2**53 in total (exact sums and comparisons).
 """

@@ -80,7 +80,7 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    the slack of the k lightest items, an item lighter than w_(k+1) - s is
    in every k-set and one heavier than w_(k) + s in none) and refits the
    multipliers to the items left: near the most items that fit that makes
-   the count bound nearly exact (circle items: 622 above OPT -> 2.4). A
+   the count bound nearly exact (circle items; docs/sparse.md, 0.11). A
    count k below the most that fit, m, whose run outgrows max(32,768, 2 n) states is
    first tried by its *lift* (``_lift.py``): a k-set plus its m - k lightest
    missing items is an m-set, so the windowed bound of m-sets, less what
@@ -406,10 +406,8 @@ _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
 # A count below the most that fit whose run outgrows max(_LIFT_AFTER,
 # _LIFT_PER_ITEM n) states is tried by its lift (``_lift``) before the run
-# goes on. A lift that fails costs up to ~75 O(n) bounds (almost strongly
-# correlated n=10^5, seed 0: 39 -> 138 ms with a flat 32,768). A trial's
-# states do not count against the count path's budget (circle n=10^5, seed
-# 1 outgrew it with them, and the plain run took 49 s).
+# goes on: a lift that fails costs up to ~75 O(n) bounds. A trial's states
+# do not count against the count path's budget (docs/sparse.md, 0.11).
 _LIFT = True
 _LIFT_AFTER = 32_768
 _LIFT_PER_ITEM = 2

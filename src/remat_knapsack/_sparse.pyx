@@ -1136,6 +1136,35 @@ cdef int _sub_order(Sub* sb, double lam, double mu) noexcept nogil:
     return 0
 
 
+cdef enum:
+    # ``_refit``'s results (besides negative result codes)
+    REFIT_NONE = 0    # no bound: the free items hold no set of the count
+    REFIT_DONE = 1    # sub.lam, sub.mu refitted
+
+
+cdef Py_ssize_t _refit(const Sub* sb, double c, double hint, Pool* pool, Card* sub) noexcept nogil:
+    """The count multipliers of sets of sub.kfix free items of ``sb`` within
+    c less what every set holds, into ``sub`` and, for the next window,
+    ``pool`` (``_count_bound``; ``hint``: a nearby lam). REFIT_DONE,
+    REFIT_NONE, STATE_LIMIT (out of memory) or INTERRUPTED."""
+    cdef DI* a = <DI*>malloc((sb.m + 1) * sizeof(DI))  # sb.m >= 2 (``_window_of``)
+    cdef Py_ssize_t* cand = <Py_ssize_t*>malloc((sb.m + 1) * sizeof(Py_ssize_t))
+    cdef bint room = a != NULL and cand != NULL
+    cdef double L = INFINITY
+    if room:
+        L = _count_bound(sb.w, sb.v, sb.m, c - sb.w_in, <Py_ssize_t>sub.kfix, hint, a, cand,
+                         &sub.lam, &sub.mu, pool)
+        pool.win_lam = sub.lam
+        pool.win_mu = sub.mu
+    free(a)
+    free(cand)
+    if not room:
+        return STATE_LIMIT
+    if pool.stop:
+        return INTERRUPTED
+    return REFIT_NONE if L == INFINITY else REFIT_DONE
+
+
 cdef double _sub_lag(const Sub* sb, double c, Py_ssize_t k, double lam, double mu) noexcept nogil:
     """The count bound with (lam, mu) of every k-set of the free items in
     ``sb`` within c less the weight of those every set holds, plus their
@@ -1188,9 +1217,7 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     cdef Window win
     cdef Sub sb
     cdef Card sub
-    cdef double z = 0.0, L
-    cdef DI* a
-    cdef Py_ssize_t* cand
+    cdef double z = 0.0
     if not (COUNT_WINDOW and integral) or k < 1 or k >= n or pool.avoid != NULL:
         return GO_ON
     r = _window_of(w, n, c, k, by_weight, &win)
@@ -1201,22 +1228,16 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
         return STATE_LIMIT if r < 0 else GO_ON
     memset(&sb, 0, sizeof(Sub))
     memset(&sub, 0, sizeof(Card))
-    a = <DI*>malloc(n * sizeof(DI))
-    cand = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-    if a == NULL or cand == NULL or _sub_gather(w, v, n, &win, &sb) < 0:
+    if _sub_gather(w, v, n, &win, &sb) < 0:
         r = STATE_LIMIT
     elif decide and (_sub_lag(&sb, c, k - win.n_in, card.lam, card.mu) < goal - tol
                      or _sub_lag(&sb, c, k - win.n_in, pool.win_lam, pool.win_mu) < goal - tol):
         r = NOT_FOUND  # the run's own multipliers, or the last window's, suffice on the free items
     else:
         sub.kfix = sub.kmax = k - win.n_in
-        L = _count_bound(sb.w, sb.v, sb.m, c - sb.w_in, k - win.n_in, card.lam, a, cand, &sub.lam, &sub.mu, pool)
-        pool.win_lam = sub.lam
-        pool.win_mu = sub.mu
-        if pool.stop:
-            r = INTERRUPTED
-        elif L == INFINITY:
-            r = GO_ON
+        r = _refit(&sb, c, card.lam, pool, &sub)
+        if r != REFIT_DONE:
+            r = GO_ON if r == REFIT_NONE else r
         elif decide and _sub_lag(&sb, c, k - win.n_in, sub.lam, sub.mu) < goal - tol:
             r = NOT_FOUND
         elif _sub_order(&sb, sub.lam, sub.mu) < 0:
@@ -1232,8 +1253,6 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
             zout[0] = z + sb.v_in if z > -INFINITY else z
     if r == NOT_FOUND:
         zout[0] = -INFINITY
-    free(a)
-    free(cand)
     _free_sub(&sb)
     return r
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack import _sparse, solve, sparse
-from remat_knapsack.instances import pisinger
+from remat_knapsack import _canonical, _sparse, solve, sparse
+from remat_knapsack.instances import Instance, pisinger
 
 
 @settings(max_examples=400, deadline=None)
@@ -77,3 +77,53 @@ def test_window_shrinks_the_count_run():
     on, off = _count_path(inst, True), _count_path(inst, False)
     assert on.saved == off.saved
     assert on.stats["opt_states"] < off.stats["opt_states"]
+
+
+def _unique_windowed(inst, window):
+    """The count path forced, uniqueness runs at every witness item a decide
+    run would settle, with or without the swap window."""
+    old = sparse._configure_count_path(True, 10**9, 0)
+    was = _canonical._configure_unique_window(window)
+    from_ = _canonical._configure_unique(0, 4)
+    try:
+        return solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    finally:
+        _canonical._configure_unique(*from_)
+        _canonical._configure_unique_window(was)
+        sparse._configure_count_path(*old)
+
+
+@pytest.mark.parametrize("cls", ["circle", "almost_strongly", "strongly", "profit_ceiling", "spanner_strongly"])
+@pytest.mark.parametrize("seed", range(6))
+def test_windowed_uniqueness_runs_match_dp(cls, seed):
+    inst = pisinger(cls, 60, R=300, seed=seed)
+    want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+    for window in (True, False):
+        got = _unique_windowed(inst, window)
+        assert got.value == want.value
+        assert sorted(got.saved) == sorted(want.saved)
+
+
+def test_windowed_uniqueness_runs_are_taken():
+    """Circle items: the uniqueness runs go to the window, and settle the pass in fewer questions."""
+    inst = pisinger("circle", 3000, R=10**6, seed=2)
+    on, off = _unique_windowed(inst, True), _unique_windowed(inst, False)
+    assert on.saved == off.saved
+    assert on.stats["unique_windowed"] > 0 and off.stats["unique_windowed"] == 0
+
+
+def test_windowed_uniqueness_with_copies_matches_dp():
+    """Few distinct (weight, value) pairs: the twin links are remapped onto the window's items."""
+    import random
+
+    rng = random.Random(7)
+    taken = 0
+    for _ in range(40):
+        types = [(rng.randint(1, 50), rng.randint(1, 50)) for _ in range(rng.randint(2, 5))]
+        w, v = map(list, zip(*[rng.choice(types) for _ in range(rng.randint(70, 200))]))
+        inst = Instance([float(a) for a in w], [float(b) for b in v], float(sum(w) // 2))
+        want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+        got = _unique_windowed(inst, True)
+        assert (got.value, sorted(got.saved)) == (want.value, sorted(want.saved)), (w, v)
+        taken += got.stats.get("unique_windowed", 0)
+    assert taken > 0

@@ -38,9 +38,9 @@ from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
-from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
+from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, GO_ON, INCONSISTENT, INTERRUPTED, LINE_TOL, NOT_FOUND,
                        OVER_BUDGET, QBEAM, REL_CARD, REL_LP, REL_SEARCH, SLOT_BYTES, Card, Pool, Workspace, _core,
-                       _raise, _tick)
+                       _raise, _tick, avoid_windowed)
 
 from ._lines import Below
 from ._sparse import _sort_ascending_py
@@ -143,6 +143,7 @@ cdef struct Scan:
     Py_ssize_t* kept_k          # ... the item k of the question each answered (-1: none)
     Py_ssize_t nkept            # ... how many were found (the next goes to slot nkept % CHAIN_KEEP)
     Py_ssize_t uniq_runs        # ``_other`` runs
+    Py_ssize_t uniq_windowed    # ... on a count window (``_other_windowed``)
     Py_ssize_t gb_k             # ``_greedy_below`` last ran below this item (-1: no break) ...
     Py_ssize_t gb_q             # ... and met its break item at this position of the efficiency order,
     double gb_w                 # ... after items of this weight ...
@@ -920,6 +921,36 @@ cdef void _link_copies(Scan* s, Py_ssize_t nsub, Py_ssize_t m) noexcept nogil:
         s.copies[g] = q
 
 
+# Uniqueness runs on the count path run on what the swap window of the
+# count leaves free (``avoid_windowed``); tests turn it off to compare.
+cdef bint UNIQUE_WINDOW = True
+
+
+def _configure_unique_window(bint on):
+    """Test knob: whether uniqueness runs on the count path use the swap window. Returns the old value."""
+    global UNIQUE_WINDOW
+    old = UNIQUE_WINDOW
+    UNIQUE_WINDOW = on
+    return old
+
+
+cdef Py_ssize_t _other_windowed(Scan* s, Pool* pool, Py_ssize_t nsub) noexcept nogil:
+    """``_other``'s run on the gathered items when every set it seeks holds
+    s.kneed of them (the count path: ``s.cm``) and the weights are
+    integral: on the items the count's swap window leaves free
+    (``avoid_windowed``). GO_ON when that does not apply."""
+    cdef Card card
+    cdef Py_ssize_t r
+    if not (UNIQUE_WINDOW and s.cm and s.integral):
+        return GO_ON
+    card = s.kcard
+    card.kfix = s.kneed
+    r = avoid_windowed(s.sw, s.sv, nsub, s.j, s.tgt, s.tol, pool, &card, s.hint, s.av,
+                       s.twin if TWINS else NULL, s.sx)
+    s.uniq_windowed += r != GO_ON
+    return r
+
+
 cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept nogil:
     """Whether the free items 0..k hold a set T within s.j reaching s.tgt
     that differs from the witness on an item from m to k: one decide run in
@@ -940,11 +971,13 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
         s.av[q] = s.Sf[s.sr[q]] if s.sr[q] >= m else AVOID_FREE
     if TWINS:
         _link_copies(s, nsub, m)
-        pool.twin = s.twin
-    _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
-    pool.by_weight = s.hint
-    pool.avoid = s.av
-    r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
+    r = _other_windowed(s, pool, nsub)
+    if r == GO_ON:
+        _run_counts(s, k + 1, s.kmax + 1)  # one item more than below k: at most one more fits
+        pool.by_weight = s.hint
+        pool.avoid = s.av
+        pool.twin = s.twin if TWINS else NULL
+        r = _core(s.sw, s.sv, nsub, s.j, 1, s.tgt, s.integral, s.tol, pool, &s.qcard, s.sx, &zz, &bb)
     if r != FOUND:
         return r
     s.other_h = _answer_top(s, _keep_found(s, k), k)  # -1 when T is no answer
@@ -1437,6 +1470,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
         s.kcard.lam = lamk
         s.kcard.mu = muk
         dk = fv_a - lamk * fw_a - muk
+        if UNIQUE_FROM > 0 and UNIQUE_WINDOW and integral:  # windowed: from the first proof on
+            s.uniq_next = 1
     # the free items (positions in free_idx) in efficiency order (filtered
     # from the instance's), in descending d for count-mode runs, and by
     # ascending weight (the decide runs' pairing order)
@@ -1527,7 +1562,8 @@ cdef void _report(const Scan* s, dict stats):
                  greedy_tries=s.greedy_tries, greedy_found=s.greedy_found, probes=s.probes,
                  probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
                  unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
-                 unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, windows=s.windows, windows_found=s.windows_found,
+                 unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, unique_windowed=s.uniq_windowed,
+                 windows=s.windows, windows_found=s.windows_found,
                  two_lists=s.two_tries, two_lists_found=s.two_found, sums_bits=s.bit_runs,
                  fill_bits=s.fill_runs)
 

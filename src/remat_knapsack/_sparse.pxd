@@ -137,6 +137,10 @@ cdef Py_ssize_t _core(const double* w, const double* v, Py_ssize_t n, double c,
                       Pool* pool, const Card* card, uint8_t* x, double* zout,
                       Py_ssize_t* bout) noexcept nogil
 
+cdef Py_ssize_t avoid_windowed(const double* w, const double* v, Py_ssize_t n, double c, double goal,
+                               double tol, Pool* pool, const Card* card, const Py_ssize_t* by_weight,
+                               const uint8_t* avoid, const Py_ssize_t* twin, uint8_t* x) noexcept nogil
+
 cdef _raise(Py_ssize_t r, Pool pool)
 
 

@@ -1137,6 +1137,13 @@ cdef int _sub_order(Sub* sb, double lam, double mu) noexcept nogil:
 
 
 cdef enum:
+    # How an avoided set meets its count's window (``_avoid_check``)
+    AVOID_FIXED = 0   # it agrees with the window, which fixes every item in range
+    AVOID_OPEN = 1    # it agrees, and some item in range is free
+    AVOID_OFF = 2     # it disagrees: it is no k-set within c
+
+
+cdef enum:
     # ``_refit``'s results (besides negative result codes)
     REFIT_NONE = 0    # no bound: the free items hold no set of the count
     REFIT_DONE = 1    # sub.lam, sub.mu refitted
@@ -1253,6 +1260,115 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
             zout[0] = z + sb.v_in if z > -INFINITY else z
     if r == NOT_FOUND:
         zout[0] = -INFINITY
+    _free_sub(&sb)
+    return r
+
+
+cdef int _avoid_check(const double* w, Py_ssize_t n, const Window* win, const uint8_t* avoid) noexcept nogil:
+    """How ``avoid`` meets the window of its count: AVOID_FIXED when it
+    agrees with every item the window fixes and every item in range is
+    fixed (every k-set agrees with it there), AVOID_OPEN when it agrees and
+    some item in range is free, AVOID_OFF when it disagrees (it is no k-set
+    that fits)."""
+    cdef Py_ssize_t i
+    cdef bint open_ = False
+    for i in range(n):
+        if avoid[i] == AVOID_FREE:
+            continue
+        if w[i] < win.lo:
+            if not avoid[i]:
+                return AVOID_OFF
+        elif w[i] > win.hi:
+            if avoid[i]:
+                return AVOID_OFF
+        else:
+            open_ = True
+    return AVOID_OPEN if open_ else AVOID_FIXED
+
+
+cdef int _sub_avoid(const Sub* sb, Py_ssize_t n, const uint8_t* avoid, const Py_ssize_t* twin,
+                    uint8_t* av, Py_ssize_t* tw) noexcept nogil:
+    """``avoid`` and ``twin`` (or NULL) over the free items of ``sb`` (kept
+    in the run's order) into ``av`` and ``tw``. Identical copies share a
+    weight, so a free item's copies are free too. 0, or -1 when out of
+    memory."""
+    cdef Py_ssize_t q, p
+    cdef Py_ssize_t* at = NULL
+    for q in range(sb.m):
+        av[q] = avoid[sb.item[q]]
+        tw[q] = -1
+    if twin == NULL:
+        return 0
+    at = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
+    if at == NULL:
+        return -1
+    for q in range(sb.m):
+        at[sb.item[q]] = q
+    for q in range(sb.m):
+        p = twin[sb.item[q]]
+        tw[q] = at[p] if p >= 0 else -1
+    free(at)
+    return 0
+
+
+cdef Py_ssize_t avoid_windowed(const double* w, const double* v, Py_ssize_t n, double c, double goal,
+                               double tol, Pool* pool, const Card* card, const Py_ssize_t* by_weight,
+                               const uint8_t* avoid, const Py_ssize_t* twin, uint8_t* x) noexcept nogil:
+    """An avoid-mode decide run (``Pool.avoid``, ``Pool.twin``: ``avoid``,
+    ``twin``) on integral items in efficiency order when every set it seeks
+    holds exactly card.kfix items: on the items the swap window of that
+    count leaves free (``_count_window.pxd``), a plain run with the count
+    multipliers refitted to them and at most the count left. NOT_FOUND at
+    once when no k-set fits or every item in range is fixed; FOUND with the
+    set in ``x``; GO_ON when the window does not apply (the caller runs on
+    all items); or a negative result code."""
+    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, r, bb, q
+    cdef Window win
+    cdef Sub sb
+    cdef Card sub
+    cdef double z = 0.0
+    cdef uint8_t* av = NULL
+    cdef Py_ssize_t* tw = NULL
+    if not COUNT_WINDOW or k < 1 or k >= n:
+        return GO_ON
+    r = _window_of(w, n, c, k, by_weight, &win)
+    if r == WINDOW_EMPTY:
+        return NOT_FOUND
+    if r != WINDOW_FIXES:
+        return STATE_LIMIT if r < 0 else GO_ON
+    r = _avoid_check(w, n, &win, avoid)
+    if r != AVOID_OPEN:
+        return NOT_FOUND if r == AVOID_FIXED else GO_ON
+    memset(&sb, 0, sizeof(Sub))
+    memset(&sub, 0, sizeof(Card))
+    if _sub_gather(w, v, n, &win, &sb) < 0:
+        r = STATE_LIMIT
+    elif (_sub_lag(&sb, c, k - win.n_in, card.lam, card.mu) < goal - tol
+          or _sub_lag(&sb, c, k - win.n_in, pool.win_lam, pool.win_mu) < goal - tol):
+        r = NOT_FOUND
+    else:
+        sub.kfix = sub.kmax = k - win.n_in
+        r = _refit(&sb, c, card.lam, pool, &sub)
+        if r != REFIT_DONE:
+            r = GO_ON if r == REFIT_NONE else r
+        elif _sub_lag(&sb, c, k - win.n_in, sub.lam, sub.mu) < goal - tol:
+            r = NOT_FOUND
+        else:
+            av = <uint8_t*>malloc(sb.m)
+            tw = <Py_ssize_t*>malloc(sb.m * sizeof(Py_ssize_t))
+            if av == NULL or tw == NULL or _sub_avoid(&sb, n, avoid, twin, av, tw) < 0:
+                r = STATE_LIMIT
+            else:
+                sub.kfix = -1  # a plain run: avoid mode is for those
+                pool.avoid = av
+                pool.twin = tw if twin != NULL else NULL
+                r = _core(sb.w, sb.v, sb.m, c - sb.w_in, 1, goal - sb.v_in, 1, tol, pool, &sub, sb.x, &z, &bb)
+                for q in range(n):
+                    x[q] = w[q] < win.lo
+                for q in range(sb.m):
+                    x[sb.item[q]] = sb.x[q]
+    free(av)
+    free(tw)
     _free_sub(&sb)
     return r
 

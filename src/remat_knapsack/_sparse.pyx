@@ -1187,6 +1187,27 @@ cdef double _sub_lag(const Sub* sb, double c, Py_ssize_t k, double lam, double m
     return tot + ABS_SLACK + REL_CARD * (mag + fabs(mu) * (sb.m + k) + lam * fabs(c) + fabs(tot))
 
 
+cdef Py_ssize_t _sub_card(const Sub* sb, double c, Py_ssize_t k, const Card* card, int decide,
+                          double goal, double tol, Pool* pool, Card* sub) noexcept nogil:
+    """The count multipliers of the k-sets of the free items of ``sb`` into
+    ``sub`` (``_refit``), after the cheaper checks: a decide run whose goal
+    the count bound with the run's own multipliers, or the last window's,
+    cannot reach is NOT_FOUND (so is one the refitted bound cannot reach).
+    REFIT_DONE, NOT_FOUND, GO_ON (no bound: run on all items) or a negative
+    result code."""
+    cdef Py_ssize_t r
+    if decide and (_sub_lag(sb, c, k, card.lam, card.mu) < goal - tol
+                   or _sub_lag(sb, c, k, pool.win_lam, pool.win_mu) < goal - tol):
+        return NOT_FOUND
+    sub.kfix = sub.kmax = k
+    r = _refit(sb, c, card.lam, pool, sub)
+    if r != REFIT_DONE:
+        return GO_ON if r == REFIT_NONE else r
+    if decide and _sub_lag(sb, c, k, sub.lam, sub.mu) < goal - tol:
+        return NOT_FOUND
+    return REFIT_DONE
+
+
 cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
                            const Py_ssize_t* by_weight, Window* win) noexcept nogil:
     """``count_window``, on ``by_weight`` (the items by ascending weight, or
@@ -1235,19 +1256,10 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
         return STATE_LIMIT if r < 0 else GO_ON
     memset(&sb, 0, sizeof(Sub))
     memset(&sub, 0, sizeof(Card))
-    if _sub_gather(w, v, n, &win, &sb) < 0:
-        r = STATE_LIMIT
-    elif decide and (_sub_lag(&sb, c, k - win.n_in, card.lam, card.mu) < goal - tol
-                     or _sub_lag(&sb, c, k - win.n_in, pool.win_lam, pool.win_mu) < goal - tol):
-        r = NOT_FOUND  # the run's own multipliers, or the last window's, suffice on the free items
-    else:
-        sub.kfix = sub.kmax = k - win.n_in
-        r = _refit(&sb, c, card.lam, pool, &sub)
-        if r != REFIT_DONE:
-            r = GO_ON if r == REFIT_NONE else r
-        elif decide and _sub_lag(&sb, c, k - win.n_in, sub.lam, sub.mu) < goal - tol:
-            r = NOT_FOUND
-        elif _sub_order(&sb, sub.lam, sub.mu) < 0:
+    r = STATE_LIMIT if _sub_gather(w, v, n, &win, &sb) < 0 else \
+        _sub_card(&sb, c, k - win.n_in, card, decide, goal, tol, pool, &sub)
+    if r == REFIT_DONE:
+        if _sub_order(&sb, sub.lam, sub.mu) < 0:
             r = STATE_LIMIT
         else:
             pool.windowed = 1
@@ -1341,32 +1353,22 @@ cdef Py_ssize_t avoid_windowed(const double* w, const double* v, Py_ssize_t n, d
         return NOT_FOUND if r == AVOID_FIXED else GO_ON
     memset(&sb, 0, sizeof(Sub))
     memset(&sub, 0, sizeof(Card))
-    if _sub_gather(w, v, n, &win, &sb) < 0:
-        r = STATE_LIMIT
-    elif (_sub_lag(&sb, c, k - win.n_in, card.lam, card.mu) < goal - tol
-          or _sub_lag(&sb, c, k - win.n_in, pool.win_lam, pool.win_mu) < goal - tol):
-        r = NOT_FOUND
-    else:
-        sub.kfix = sub.kmax = k - win.n_in
-        r = _refit(&sb, c, card.lam, pool, &sub)
-        if r != REFIT_DONE:
-            r = GO_ON if r == REFIT_NONE else r
-        elif _sub_lag(&sb, c, k - win.n_in, sub.lam, sub.mu) < goal - tol:
-            r = NOT_FOUND
+    r = STATE_LIMIT if _sub_gather(w, v, n, &win, &sb) < 0 else \
+        _sub_card(&sb, c, k - win.n_in, card, 1, goal, tol, pool, &sub)
+    if r == REFIT_DONE:
+        av = <uint8_t*>malloc(sb.m)
+        tw = <Py_ssize_t*>malloc(sb.m * sizeof(Py_ssize_t))
+        if av == NULL or tw == NULL or _sub_avoid(&sb, n, avoid, twin, av, tw) < 0:
+            r = STATE_LIMIT
         else:
-            av = <uint8_t*>malloc(sb.m)
-            tw = <Py_ssize_t*>malloc(sb.m * sizeof(Py_ssize_t))
-            if av == NULL or tw == NULL or _sub_avoid(&sb, n, avoid, twin, av, tw) < 0:
-                r = STATE_LIMIT
-            else:
-                sub.kfix = -1  # a plain run: avoid mode is for those
-                pool.avoid = av
-                pool.twin = tw if twin != NULL else NULL
-                r = _core(sb.w, sb.v, sb.m, c - sb.w_in, 1, goal - sb.v_in, 1, tol, pool, &sub, sb.x, &z, &bb)
-                for q in range(n):
-                    x[q] = w[q] < win.lo
-                for q in range(sb.m):
-                    x[sb.item[q]] = sb.x[q]
+            sub.kfix = -1  # a plain run: avoid mode is for those
+            pool.avoid = av
+            pool.twin = tw if twin != NULL else NULL
+            r = _core(sb.w, sb.v, sb.m, c - sb.w_in, 1, goal - sb.v_in, 1, tol, pool, &sub, sb.x, &z, &bb)
+            for q in range(n):
+                x[q] = w[q] < win.lo
+            for q in range(sb.m):
+                x[sb.item[q]] = sb.x[q]
     free(av)
     free(tw)
     _free_sub(&sb)

@@ -132,6 +132,7 @@ cdef struct Scan:
     Py_ssize_t* below
     Py_ssize_t uniq_next        # proof states at which to ask ``_unique`` next
     Py_ssize_t opt_states       # the states of the runs that found OPT
+    Py_ssize_t uniq_floor       # the least proof states a uniqueness try's budget is counted from
     Py_ssize_t uniq_tries       # uniqueness runs
     Py_ssize_t uniq_states      # ... their states
     bint uniq_done              # one proved the witness the only set left
@@ -824,7 +825,12 @@ cdef _prefix(x):
 # the proofs since have cost what the last ones did (``_try_unique``).
 cdef Py_ssize_t UNIQUE_FROM = 250000
 cdef Py_ssize_t UNIQUE_SHARE = 4
-cdef Py_ssize_t UNIQUE_BUDGET = 4  # times the states the proofs have used or OPT took, whichever is more
+cdef Py_ssize_t UNIQUE_BUDGET = 4  # times the states the proofs have used or s.uniq_floor, whichever is more
+# On the count path the windowed runs are asked from the first proof on, when
+# the proofs may stay cheap: there the floor is OPT's states / UNIQUE_EARLY,
+# not all of them (circle items, n=10^4: a first try of 4 OPTs that failed
+# cost more than every proof after it).
+cdef Py_ssize_t UNIQUE_EARLY = 16
 
 
 def _configure_unique(Py_ssize_t states_from, Py_ssize_t share):
@@ -1065,21 +1071,21 @@ cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 
 cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """``_unique`` when the proofs so far make it worth it (UNIQUE_FROM,
-    UNIQUE_SHARE), within a budget of the states the proofs have used or OPT
-    took, whichever is more: over it, the pass goes on with its proofs and
-    asks again once they have doubled. Returns its result, or 0 when not
-    asked or over budget."""
-    cdef Py_ssize_t g0 = pool.generated, r, cost
+    UNIQUE_SHARE), within UNIQUE_BUDGET times the states the proofs have
+    used or s.uniq_floor, whichever is more: over it, the pass goes on with
+    its proofs and asks again once they have used twice that base. Returns
+    its result, or 0 when not asked or over budget."""
+    cdef Py_ssize_t g0 = pool.generated, r, cost, base = max(s.no_states, s.uniq_floor)
     if UNIQUE_FROM < 0 or s.no_states < s.uniq_next or (UNIQUE_FROM > 0 and s.no_runs == 0):
         return 0
     s.uniq_tries += 1
-    pool.limit = g0 + UNIQUE_BUDGET * max(s.no_states, s.opt_states) if UNIQUE_FROM > 0 else 0
+    pool.limit = g0 + UNIQUE_BUDGET * base if UNIQUE_FROM > 0 else 0
     r = _unique(s, pool, k)
     pool.limit = 0
     cost = pool.generated - g0
     s.uniq_states += cost
-    if r == OVER_BUDGET:  # on with the proofs; again once they have doubled
-        s.uniq_next = 2 * s.no_states
+    if r == OVER_BUDGET:  # on with the proofs; again once they have used twice the base
+        s.uniq_next = 2 * base
         return 0
     if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
         s.uniq_next = s.no_states + cost
@@ -1455,7 +1461,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     memset(&s, 0, sizeof(Scan))
     s.nu, s.lam, s.integral, s.tol, s.j, s.tgt = nu, lam, integral, tol, j, tgt
     s.count_states, s.count_per_item = count_states, count_per_item
-    s.opt_states = pool.generated
+    s.opt_states = s.uniq_floor = pool.generated
     s.uniq_next = max(UNIQUE_FROM, pool.generated // UNIQUE_SHARE) if UNIQUE_FROM > 0 else UNIQUE_FROM
     s.qcard = card[0]
     s.qcard.topv = NULL  # decide runs on subsets count their own items
@@ -1472,6 +1478,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
         dk = fv_a - lamk * fw_a - muk
         if UNIQUE_FROM > 0 and UNIQUE_WINDOW and integral:  # windowed: from the first proof on
             s.uniq_next = 1
+            s.uniq_floor = s.opt_states // UNIQUE_EARLY
     # the free items (positions in free_idx) in efficiency order (filtered
     # from the instance's), in descending d for count-mode runs, and by
     # ascending weight (the decide runs' pairing order)

@@ -67,3 +67,22 @@ def test_no_proof_out_of_range():
     assert m == 2
     assert not lift.excludes(m, -1e9)
     assert not lift.excludes(0, -1e9)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_counts_after_a_lifted_one_try_the_lift_first(seed):
+    # Circle items: once the lift has proved a count below the cut, the next
+    # counts try it before any run; the answer is the one the runs give
+    from remat_knapsack import solve
+
+    inst = pisinger("circle", 3000, 10**4, seed)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    on = solve(*args, solver="sparse", scale=1)
+    old = sparse._configure_lift(False)
+    try:
+        off = solve(*args, solver="sparse", scale=1)
+    finally:
+        sparse._configure_lift(*old)
+    assert on.stats["lifted"] >= 1 and on.stats["lifted_first"] >= 1
+    assert off.stats["lifted"] == off.stats["lifted_first"] == 0
+    assert (on.value, on.saved) == (off.value, off.saved)

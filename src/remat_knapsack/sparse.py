@@ -476,8 +476,9 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             work.limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
             cards = _count_path(work, ws, vs, c, b, int(kmax), integral, tol, xs)
             work.limit = 0
+        lifted = [0, 0]
         if cards is not None:
-            z, cards = cards
+            z, cards, lifted = cards
         else:
             cards = []
             if r != _sparse.RUN_FOUND:
@@ -487,7 +488,8 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         S[order[xs.astype(bool)]] = 1
         Sb = S.view(bool)  # the same optimal set, as a mask
         stats = {"opt_states": work.generated, "free": 0, "queries": 0,
-                 "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards]}
+                 "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards],
+                 "lifted": lifted[0], "lifted_first": lifted[1]}
         if b == n:
             sel[:] = S
             return work.stats(stats)
@@ -531,7 +533,8 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     proved below it.
 
     ``xs`` (efficiency order) gets an optimal set. Returns (OPT, [(k, lam,
-    mu) for every count an optimal set can have]), or None when the runs
+    mu) for every count an optimal set can have], [counts the lift proved
+    after a trial run, counts it proved first]), or None when the runs
     outgrow ``work.limit`` states.
     """
     n = ws.shape[0]
@@ -554,6 +557,8 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
         return bounds[k]
 
     lift = None
+    lift_first = False  # the last count tried by its lift fell to it: the next one tries it first
+    lifted = [0, 0]  # counts the lift proved below the cut: after a trial run, before any run
 
     def run(k, lam, mu, states):
         # One count run within ``states`` more states (0: only the path's budget).
@@ -577,17 +582,26 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     def attempt(k):
         # False when k's bound is below the cut (ties included): no k-set is
         # optimal. True when k is done: run, or below the cut by its lift
-        # (asked when a count below the most that fit outgrows its trial states).
-        nonlocal z, lift
+        # (asked when a count below the most that fit outgrows its trial
+        # states, and first when the last count asked fell to it).
+        nonlocal z, lift, lift_first
         L, lam, mu = bound(k)
         if L + sl < z - tol:
             return False
         liftable = integral and k < kmax and _LIFT
-        r, zk, o, xk = run(k, lam, mu, max(_LIFT_AFTER, _LIFT_PER_ITEM * n) if liftable else 0)
+        first = liftable and lift_first
+        if first:
+            lift_first = lift.excludes(k, z - tol - sl)
+            if lift_first:
+                lifted[1] += 1
+                return True
+        r, zk, o, xk = run(k, lam, mu, max(_LIFT_AFTER, _LIFT_PER_ITEM * n) if liftable and not first else 0)
         if r == _sparse.RUN_OVER_BUDGET:
             if lift is None:
                 lift = Lift(ws, vs, c, kmax, work.count_bound)
-            if lift.excludes(k, z - tol - sl):
+            lift_first = lift.excludes(k, z - tol - sl)
+            if lift_first:
+                lifted[0] += 1
                 return True
             r, zk, o, xk = run(k, lam, mu, 0)
         if r == _sparse.RUN_FOUND and zk >= z - tol:
@@ -613,7 +627,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
             k += 1
     except _OverBudget:
         return None
-    return z, [(k, lam, mu) for k, (zk, lam, mu) in sorted(found.items()) if zk >= z - tol]
+    return z, [(k, lam, mu) for k, (zk, lam, mu) in sorted(found.items()) if zk >= z - tol], lifted
 
 
 def _multipliers(ws, vs, c, b, topv):

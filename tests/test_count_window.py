@@ -131,11 +131,12 @@ def test_windowed_uniqueness_with_copies_matches_dp():
 
 def test_early_uniqueness_tries_keep_a_small_budget():
     """Asked from the first proof on, a uniqueness try may spend 4x OPT/16
-    states (or 4x the proofs', if more), plus the one step that crosses it:
+    states or 4 per free item (or 4x the proofs', if more), plus the one
+    step that crosses it:
     circle items, n=10^4, where the proofs cost little and a try of 4 OPTs
     would not succeed."""
     inst = pisinger("circle", 10_000, R=10**4, seed=2)
     st = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1).stats
     assert st["unique_tries"] >= 1 and st["unique_windowed"] > 0
-    base = max(st["queries_no_states"], st["opt_states"] // 16)
+    base = max(st["queries_no_states"], st["opt_states"] // 16, st["free"])
     assert st["unique_states"] <= st["unique_tries"] * (4 * base + st["peak_states"])

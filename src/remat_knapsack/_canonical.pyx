@@ -827,9 +827,10 @@ cdef Py_ssize_t UNIQUE_FROM = 250000
 cdef Py_ssize_t UNIQUE_SHARE = 4
 cdef Py_ssize_t UNIQUE_BUDGET = 4  # times the states the proofs have used or s.uniq_floor, whichever is more
 # On the count path the windowed runs are asked from the first proof on, when
-# the proofs may stay cheap: there the floor is OPT's states / UNIQUE_EARLY,
-# not all of them (circle items, n=10^4: a first try of 4 OPTs that failed
-# cost more than every proof after it).
+# the proofs may stay cheap: there the floor is OPT's states / UNIQUE_EARLY
+# or one state per free item, whichever is more, not all of OPT's (circle
+# items, n=10^4: a first try of 4 OPTs that failed cost more than every
+# proof after it).
 cdef Py_ssize_t UNIQUE_EARLY = 16
 
 
@@ -1478,7 +1479,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
         dk = fv_a - lamk * fw_a - muk
         if UNIQUE_FROM > 0 and UNIQUE_WINDOW and integral:  # windowed: from the first proof on
             s.uniq_next = 1
-            s.uniq_floor = s.opt_states // UNIQUE_EARLY
+            s.uniq_floor = max(s.opt_states // UNIQUE_EARLY, nu)
     # the free items (positions in free_idx) in efficiency order (filtered
     # from the instance's), in descending d for count-mode runs, and by
     # ascending weight (the decide runs' pairing order)

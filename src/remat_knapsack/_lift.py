@@ -38,6 +38,9 @@ import math
 
 import numpy as np
 
+#: A place split by the last proof gets a bound again once in this many proofs.
+SPLIT_AGAIN = 8
+
 
 class Lift:
     """The lift of one instance: items (``w``, ``v``; float64, integer
@@ -55,17 +58,23 @@ class Lift:
         self.low_v = np.concatenate(([0.0], np.cumsum(np.sort(self.v[:m]))))  # V_r
         self.hint = 1.0
         # The proofs of successive counts split alike, and the bounds at the
-        # same place of their splits have nearly the same lam: each place's
-        # last lam is the next hint there (a search from a close hint takes
-        # fewer steps; circle items, n=10^5: docs/sparse.md, 0.13).
+        # same place of their splits have nearly the same lam: each place
+        # keeps its last lam, and the next bound there is first the count
+        # bound at that lam (one selection; any lam >= 0 gives a bound),
+        # searched for its best lam only when that does not prove the range
+        # (circle items, n=10^5: docs/sparse.md, 0.13).
         self.hints: dict[int, float] = {}
+        # ... and a place the last proof split is split again without its bound
+        self.split: set[int] = set()
+        self.skips: dict[int, int] = {}
         self.bounds = 0  # U evaluated, over all proofs
 
-    def bound(self, cap: float, f: int, place: int = 0) -> tuple[float, float]:
+    def bound(self, cap: float, f: int, place: int = 0, at: float | None = None) -> tuple[float, float]:
         """U(m, cap, f): an upper bound on every set of m items within
         ``cap`` that holds positions 0..f-1 (-inf when none fits), and its
         capacity multiplier lam >= 0: within cap - y the same bound less
-        lam y holds too. ``place``: where the proof's splits stand (0: none)."""
+        lam y holds too. ``place``: where the proof's splits stand (0: none);
+        ``at``: the lam to take (None: the best, searched for)."""
         self.bounds += 1
         m, n, w, cw = self.m, self.n, self.w, self.cw
         slack = cap - cw[m]
@@ -77,6 +86,9 @@ class Lift:
         k = m - a
         if k == 0 or e - a == k:
             return float(self.cv[a + k]), 0.0  # every free item is in (it fits: slack >= 0)
+        if at is not None:  # lam (cap - x(a)) + the k largest v - lam w of the free items
+            d = self.v[a:e] - at * w[a:e]
+            return float(at * (cap - cw[a]) + np.partition(d, d.size - k)[d.size - k:].sum() + self.cv[a]), at
         L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.hints.get(place, self.hint))
         if lam > 0:
             self.hint = self.hints[place] = lam
@@ -96,16 +108,37 @@ class Lift:
         todo = [(r - 1, m - 1, 1)]  # (p1, p2, its place among the splits: the root 1, halves 2q and 2q + 1)
         while todo:
             p1, p2, place = todo.pop()
-            x = float(self.cw[p2 + 1] - self.cw[p2 + 1 - r])
-            U, lam = self.bound(self.c + x, p1 + 1, place)
-            if U - float(self.v[p1:p2 + 1].min()) - low < cut or U - lam * x - self._reduced(lam, r, p1, p2) < cut:
-                continue
+            if not (place in self.split and p1 < p2 and self._split_again(place)):
+                x = float(self.cw[p2 + 1] - self.cw[p2 + 1 - r])
+                if place in self.hints and self._proves(self.bound(self.c + x, p1 + 1, place, self.hints[place]),
+                                                        cut, low, x, r, p1, p2):
+                    self.split.discard(place)
+                    continue
+                if self._proves(self.bound(self.c + x, p1 + 1, place), cut, low, x, r, p1, p2):
+                    self.split.discard(place)
+                    continue
             budget -= 1
             if p1 == p2 or budget <= 0:
                 return False
+            self.split.add(place)
             mid = (p1 + p2) // 2
             todo += [(mid + 1, p2, 2 * place + 1), (p1, mid, 2 * place)]
         return True
+
+    def _split_again(self, place: int) -> bool:
+        """Whether to split ``place`` again without a bound, as the last proof
+        did: once in SPLIT_AGAIN times a bound is asked there anyway (a
+        range the last proof had to split may be proved whole now)."""
+        self.skips[place] = self.skips.get(place, 0) + 1
+        return self.skips[place] % SPLIT_AGAIN != 0
+
+    def _proves(self, bound: tuple[float, float], cut: float, low: float, x: float, r: int, p1: int,
+                p2: int) -> bool:
+        """Whether U (``bound``: U and its lam) keeps every k-set whose r
+        lightest outside items have their heaviest at a position in [p1, p2]
+        below ``cut``."""
+        U, lam = bound
+        return U - float(self.v[p1:p2 + 1].min()) - low < cut or U - lam * x - self._reduced(lam, r, p1, p2) < cut
 
     def _reduced(self, lam: float, r: int, p1: int, p2: int) -> float:
         """A lower bound on v(Z) - lam w(Z) for r items Z whose heaviest is at

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -50,23 +51,32 @@ def test_window_arguments():
         _sparse._count_window_py(np.array([1.0, 2.0]), 3.0, 2)
 
 
-def _count_path(inst, window):
-    old = sparse._configure_count_path(True, 10**9, 0)
-    was = _sparse._configure_count_window(window)
-    try:
+def _solve_with(inst, *knobs):
+    """``sparse`` on ``inst`` with test knobs set, each (configure, its
+    arguments), and restored afterwards from what configure returned."""
+    with contextlib.ExitStack() as restore:
+        for configure, args in knobs:
+            old = configure(*args)
+            restore.callback(configure, *(old if isinstance(old, tuple) else (old,)))
         return solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
-    finally:
-        _sparse._configure_count_window(was)
-        sparse._configure_count_path(*old)
+
+
+def _count_path(inst, window):
+    return _solve_with(inst, (sparse._configure_count_path, (True, 10**9, 0)),
+                       (_sparse._configure_count_window, (window,)))
 
 
 @pytest.mark.parametrize("cls", ["circle", "almost_strongly", "similar_weights", "uncorrelated", "profit_ceiling"])
 @pytest.mark.parametrize("seed", range(6))
 def test_count_runs_with_and_without_window_match_dp(cls, seed):
-    inst = pisinger(cls, 40, R=300, seed=seed)
+    _matches_dp_either_way(pisinger(cls, 40, R=300, seed=seed), _count_path)
+
+
+def _matches_dp_either_way(inst, run):
+    """``run(inst, window)`` gives dp's value and set with the window and without."""
     want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
     for window in (True, False):
-        got = _count_path(inst, window)
+        got = run(inst, window)
         assert got.value == want.value
         assert sorted(got.saved) == sorted(want.saved)
 
@@ -82,26 +92,14 @@ def test_window_shrinks_the_count_run():
 def _unique_windowed(inst, window):
     """The count path forced, uniqueness runs at every witness item a decide
     run would settle, with or without the swap window."""
-    old = sparse._configure_count_path(True, 10**9, 0)
-    was = _canonical._configure_unique_window(window)
-    from_ = _canonical._configure_unique(0, 4)
-    try:
-        return solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
-    finally:
-        _canonical._configure_unique(*from_)
-        _canonical._configure_unique_window(was)
-        sparse._configure_count_path(*old)
+    return _solve_with(inst, (sparse._configure_count_path, (True, 10**9, 0)),
+                       (_canonical._configure_unique_window, (window,)), (_canonical._configure_unique, (0, 4)))
 
 
 @pytest.mark.parametrize("cls", ["circle", "almost_strongly", "strongly", "profit_ceiling", "spanner_strongly"])
 @pytest.mark.parametrize("seed", range(6))
 def test_windowed_uniqueness_runs_match_dp(cls, seed):
-    inst = pisinger(cls, 60, R=300, seed=seed)
-    want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
-    for window in (True, False):
-        got = _unique_windowed(inst, window)
-        assert got.value == want.value
-        assert sorted(got.saved) == sorted(want.saved)
+    _matches_dp_either_way(pisinger(cls, 60, R=300, seed=seed), _unique_windowed)
 
 
 def test_windowed_uniqueness_runs_are_taken():

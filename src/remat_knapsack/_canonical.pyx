@@ -820,9 +820,10 @@ cdef _prefix(x):
 
 
 # The uniqueness runs (``_unique``) are asked once the decide runs that
-# proved items needed have used UNIQUE_FROM states and 1/UNIQUE_SHARE of the
-# states OPT took (a search of about that size each), and again each time
-# the proofs since have cost what the last ones did (``_try_unique``).
+# proved items needed have cost (``_proof_work``) UNIQUE_FROM states and
+# 1/UNIQUE_SHARE of the states OPT took (a search of about that size each),
+# and again each time the proofs since have cost what the last ones did
+# (``_try_unique``).
 cdef Py_ssize_t UNIQUE_FROM = 250000
 cdef Py_ssize_t UNIQUE_SHARE = 4
 cdef Py_ssize_t UNIQUE_BUDGET = 4  # times the proofs' work (``_proof_work``) or s.uniq_floor, whichever is more
@@ -1075,11 +1076,16 @@ cdef Py_ssize_t _unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 cdef Py_ssize_t GATHER_PER_STATE = 8
 
 
+cdef inline Py_ssize_t _gathers(const Scan* s, Py_ssize_t runs) noexcept nogil:
+    """What ``runs`` gathers (and the bounds beside them) cost, in states."""
+    return runs * (s.nu // GATHER_PER_STATE)
+
+
 cdef inline Py_ssize_t _proof_work(const Scan* s) noexcept nogil:
     """What the proofs have cost so far, in states: their own, and their
     gathers and bounds (circle items, n=10^4, R=10^6: 1,854 proofs of 3
     states in all took 0.1 s)."""
-    return s.no_states + s.no_runs * (s.nu // GATHER_PER_STATE)
+    return s.no_states + _gathers(s, s.no_runs)
 
 
 cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
@@ -1100,7 +1106,7 @@ cdef Py_ssize_t _try_unique(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     if r == OVER_BUDGET:  # on with the proofs; again once they have cost twice the base
         s.uniq_next = 2 * base
         return 0
-    cost = pool.generated - g0 + (s.uniq_runs - runs) * (s.nu // GATHER_PER_STATE)
+    cost = pool.generated - g0 + _gathers(s, s.uniq_runs - runs)
     if UNIQUE_FROM > 0:  # 0: at every witness item a decide run would settle
         s.uniq_next = work + cost
     if r == SCAN_DONE:

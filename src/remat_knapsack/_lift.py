@@ -63,8 +63,7 @@ class Lift:
         # bound at that lam (one selection; any lam >= 0 gives a bound),
         # searched for its best lam only when that does not prove the range
         # (circle items, n=10^5: docs/sparse.md, 0.13).
-        self.hints: dict[int, float] = {}
-        self.prev: dict[int, float] = {}  # each place's lam before its last
+        self.lams: dict[int, tuple[float, float]] = {}  # place -> (its last lam, the one before, or the last)
         # ... and a place the last proof split is split again without its bound
         self.split: set[int] = set()
         self.skips: dict[int, int] = {}
@@ -90,11 +89,10 @@ class Lift:
         if at is not None:  # lam (cap - x(a)) + the k largest v - lam w of the free items
             d = self.v[a:e] - at * w[a:e]
             return float(at * (cap - cw[a]) + np.partition(d, d.size - k)[d.size - k:].sum() + self.cv[a]), at
-        L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.hints.get(place, self.hint))
+        L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.lams.get(place, (self.hint,))[0])
         if lam > 0:
-            if place in self.hints:
-                self.prev[place] = self.hints[place]
-            self.hint = self.hints[place] = lam
+            self.lams[place] = (lam, self.lams.get(place, (lam,))[0])
+            self.hint = lam
         return float(L + self.cv[a]), max(lam, 0.0)
 
     def excludes(self, k: int, cut: float) -> bool:
@@ -113,7 +111,7 @@ class Lift:
             p1, p2, place = todo.pop()
             if not (place in self.split and p1 < p2 and self._split_again(place)):
                 x = float(self.cw[p2 + 1] - self.cw[p2 + 1 - r])
-                if place in self.hints and self._proves(self.bound(self.c + x, p1 + 1, place, self._guess(place)),
+                if place in self.lams and self._proves(self.bound(self.c + x, p1 + 1, place, self._guess(place)),
                                                         cut, low, x, r, p1, p2):
                     self.split.discard(place)
                     continue
@@ -132,11 +130,9 @@ class Lift:
         """The lam to try first at ``place``: its last lam moved on by as much
         as it moved from the one before (lam drifts with the count; circle
         items, n=10^5: a quarter fewer searched bounds), or the last lam."""
-        lam = self.hints[place]
-        if place in self.prev:
-            g = 2 * lam - self.prev[place]
-            return g if g > 0 else lam
-        return lam
+        last, before = self.lams[place]
+        guess = 2 * last - before
+        return guess if guess > 0 else last
 
     def _split_again(self, place: int) -> bool:
         """Whether to split ``place`` again without a bound, as the last proof

@@ -1208,6 +1208,18 @@ cdef Py_ssize_t _sub_card(const Sub* sb, double c, Py_ssize_t k, const Card* car
     return REFIT_DONE
 
 
+cdef void _sub_set(const Sub* sb, const double* w, Py_ssize_t n, const Window* win,
+                   uint8_t* x) noexcept nogil:
+    """A run's set on the free items of ``sb`` (``sb.x``) over all n items
+    into ``x``: the items the window fixes in (lighter than win.lo) with it,
+    those it fixes out without."""
+    cdef Py_ssize_t q
+    for q in range(n):
+        x[q] = w[q] < win.lo
+    for q in range(sb.m):
+        x[sb.item[q]] = sb.x[q]
+
+
 cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
                            const Py_ssize_t* by_weight, Window* win) noexcept nogil:
     """``count_window``, on ``by_weight`` (the items by ascending weight, or
@@ -1241,7 +1253,7 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
     every k-set holds. A decide run where no k-set fits is NOT_FOUND. GO_ON
     when the window fixes nothing (the caller then runs on all items).
     ``by_weight``: the items by ascending weight, or NULL."""
-    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, q, r, bb
+    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, r, bb
     cdef Window win
     cdef Sub sb
     cdef Card sub
@@ -1265,10 +1277,7 @@ cdef Py_ssize_t _windowed(const double* w, const double* v, Py_ssize_t n, double
             pool.windowed = 1
             r = _core(sb.w, sb.v, sb.m, c - sb.w_in, decide, goal - sb.v_in, integral, tol, pool, &sub,
                       sb.x, &z, &bb)
-            for q in range(n):
-                x[q] = w[q] < win.lo
-            for q in range(sb.m):
-                x[sb.item[q]] = sb.x[q]
+            _sub_set(&sb, w, n, &win, x)
             zout[0] = z + sb.v_in if z > -INFINITY else z
     if r == NOT_FOUND:
         zout[0] = -INFINITY
@@ -1334,7 +1343,7 @@ cdef Py_ssize_t avoid_windowed(const double* w, const double* v, Py_ssize_t n, d
     once when no k-set fits or every item in range is fixed; FOUND with the
     set in ``x``; GO_ON when the window does not apply (the caller runs on
     all items); or a negative result code."""
-    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, r, bb, q
+    cdef Py_ssize_t k = <Py_ssize_t>card.kfix, r, bb
     cdef Window win
     cdef Sub sb
     cdef Card sub
@@ -1365,10 +1374,7 @@ cdef Py_ssize_t avoid_windowed(const double* w, const double* v, Py_ssize_t n, d
             pool.avoid = av
             pool.twin = tw if twin != NULL else NULL
             r = _core(sb.w, sb.v, sb.m, c - sb.w_in, 1, goal - sb.v_in, 1, tol, pool, &sub, sb.x, &z, &bb)
-            for q in range(n):
-                x[q] = w[q] < win.lo
-            for q in range(sb.m):
-                x[sb.item[q]] = sb.x[q]
+            _sub_set(&sb, w, n, &win, x)
     free(av)
     free(tw)
     _free_sub(&sb)

@@ -1,94 +1,137 @@
-"""``_front``, the grouped solver's compiled DP steps, against what they
-replaced: ``merge`` against a sorted merge (a stable sort of both lists, then
-the Pareto filter), ``lp_keep`` against the numpy bound, ``fill_one_limb``
-against Python's integer division."""
+"""``_front.pareto_dp``, the grouped solver's compiled DP, against brute
+force: every subset of the pieces, each completed by as many units of the
+last type as fit (a near class's units weigh u g - min(count, u // k) delta).
+Weights up to 2**100 check the 128-bit arithmetic."""
+
+import itertools
+import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack._front import LIMB, fill_one_limb, lp_keep, merge
-
-MASK = (1 << LIMB) - 1
+from remat_knapsack._front import TooManyStates, pareto_dp
 
 
-def _sorted_merge(h, lo, V, ph, pl, pv, Jh, Jl):
-    """The reference: every state and its shifted copy within J, in exact
-    weight order (old first on ties), then the first state of each new
-    largest value, the last of equal weight kept."""
-    J = (Jh << LIMB) + Jl
-    rows = [((int(a) << LIMB) + int(b), float(p), i, False) for i, (a, b, p) in enumerate(zip(h, lo, V))]
-    w = (ph << LIMB) + pl
-    rows += [(x + w, p + pv, i, True) for x, p, i, _ in rows[: len(V)] if x + w <= J]
-    rows.sort(key=lambda r: (r[0], r[3]))  # stable: old states first on ties, in their order
+def _pieces(G, V, counts, last):
+    """Binary pieces of every type but ``last``, in type order."""
     out = []
-    for x, p, i, took in rows:
-        if not out or p > out[-1][1]:
-            if out and out[-1][0] == x:
-                out.pop()
-            out.append((x, p, i, took))
+    for t in range(len(G)):
+        rest, k = counts[t], 1
+        while rest > 0 and t != last:
+            q = min(k, rest)
+            out.append((t, q))
+            rest -= q
+            k <<= 1
     return out
 
 
+def _units_weight(u, g, near):
+    if near is None:
+        return u * g
+    k, delta, count = near
+    return u * g - min(count, u // k) * delta
+
+
+def _fill(R, g, most, near):
+    u = 0
+    while u < most and _units_weight(u + 1, g, near) <= R:
+        u += 1
+    return u
+
+
+def _brute(pieces, G, V, J, last, most, near):
+    """The best completed value over every subset of the pieces."""
+    best = -math.inf
+    for pick in itertools.product((0, 1), repeat=len(pieces)):
+        w = sum(q * G[t] for (t, q), x in zip(pieces, pick) if x)
+        if w > J:
+            continue
+        val = sum(q * V[t] for (t, q), x in zip(pieces, pick) if x)
+        best = max(best, val + _fill(J - w, G[last], most, near) * V[last])
+    return best
+
+
+def _run(G, V, counts, J, last, near, target, max_states=10**6):
+    pieces = _pieces(G, V, counts, last)
+    order = sorted(range(len(G)), key=lambda t: (-V[t] / G[t], t))
+    y, peak = pareto_dp(
+        np.array([t for t, _ in pieces], dtype=np.int64),
+        np.array([q for _, q in pieces], dtype=np.int64),
+        [q * G[t] for t, q in pieces],
+        np.array([q * V[t] for t, q in pieces], dtype=np.float64),
+        J, (last, G[last], counts[last], V[last]), near,
+        np.array(counts, dtype=np.int64), np.array(order, dtype=np.int64),
+        np.array([float(G[t]) for t in order]), np.array([V[t] for t in order]),
+        np.array([V[t] / G[t] for t in order]),
+        target, -math.inf, 0.0, 1e-9 * sum(c * v for c, v in zip(counts, V)), max_states,
+    )
+    return pieces, y, peak
+
+
+def _check_set(y, G, V, counts, J, last, near):
+    assert all(0 <= y[t] <= counts[t] for t in range(len(G)))
+    w = sum(int(y[t]) * G[t] for t in range(len(G)) if t != last) + _units_weight(int(y[last]), G[last], near)
+    assert w <= J
+    return sum(int(y[t]) * V[t] for t in range(len(G)))
+
+
 @st.composite
-def fronts(draw):
-    big = draw(st.booleans())  # weights beyond one limb
-    top = 1 << 70 if big else 60
-    ws = sorted(set(draw(st.lists(st.integers(0, top), min_size=1, max_size=30))))
-    gains = draw(st.lists(st.integers(1, 9), min_size=len(ws), max_size=len(ws)))
-    V = np.cumsum(np.array(gains, dtype=np.float64))  # values rise along the front
-    piece = draw(st.integers(0, top))
-    pv = float(draw(st.integers(-3, 12)))
-    J = draw(st.integers(0, 2 * top))
-    return ws, V, piece, pv, J
+def problems(draw):
+    T = draw(st.integers(1, 4))
+    shift = draw(st.sampled_from([0, 0, 70, 100 - 12]))  # weights beyond 64 bits
+    G = [draw(st.integers(1, 40)) << shift for _ in range(T)]
+    V = [float(draw(st.integers(1, 60))) for _ in range(T)]
+    counts = [draw(st.integers(0, 5)) for _ in range(T)]
+    J = draw(st.integers(0, 120)) << shift
+    last = draw(st.integers(0, T - 1))
+    near = None
+    if shift and draw(st.booleans()) and counts[last] > 1:
+        # a near class as ``_types._units`` builds it: k units less a few ulps
+        k = draw(st.integers(2, 3))
+        delta = draw(st.integers(1, (k * G[last]) >> 30))
+        near = (k, delta, draw(st.integers(1, 3)))
+    return G, V, counts, J, last, near
 
 
 @settings(max_examples=400, deadline=None)
-@given(fronts())
-def test_merge_is_the_sorted_merge(case):
-    ws, V, piece, pv, J = case
-    h = np.array([x >> LIMB for x in ws], dtype=np.int64)
-    lo = np.array([x & MASK for x in ws], dtype=np.int64)
-    H, L, P, parent, took = merge(h, lo, V, piece >> LIMB, piece & MASK, pv, J >> LIMB, J & MASK)
-    want = _sorted_merge(h, lo, V, piece >> LIMB, piece & MASK, pv, J >> LIMB, J & MASK)
-    got = [((int(a) << LIMB) + int(b), float(p), int(i), bool(t)) for a, b, p, i, t in zip(H, L, P, parent, took)]
-    assert got == want
-    assert all(0 <= int(b) <= MASK for b in L)  # limbs normalised
-    assert took.dtype == bool
+@given(problems())
+def test_best_state_is_brute_force(case):
+    G, V, counts, J, last, near = case
+    pieces, y, _ = _run(G, V, counts, J, last, near, None)
+    assert y is not None
+    got = _check_set(y, G, V, counts, J, last, near)
+    assert got == _brute(pieces, G, V, J, last, counts[last], near)
 
 
-def test_merge_of_an_empty_front():
-    e = np.zeros(0, dtype=np.int64)
-    H, L, P, parent, took = merge(e, e, np.zeros(0), 0, 1, 1.0, 0, 5)
-    assert H.size == L.size == P.size == parent.size == took.size == 0
+@settings(max_examples=400, deadline=None)
+@given(problems(), st.integers(-5, 400))
+def test_target_is_reached_exactly_when_brute_force_reaches_it(case, target):
+    G, V, counts, J, last, near = case
+    pieces, y, _ = _run(G, V, counts, J, last, near, float(target))
+    best = _brute(pieces, G, V, J, last, counts[last], near)
+    if best >= target:
+        assert y is not None and _check_set(y, G, V, counts, J, last, near) >= target
+    else:
+        assert y is None
 
 
-def _numpy_lp_keep(h, lo, V, Jh, Jl, cw, cv, eff, thr):
-    # the numpy expression lp_keep replaced (``_types._dp``'s Dantzig bound)
-    R = (Jh - h).astype(np.float64) * float(1 << LIMB) + (Jl - lo).astype(np.float64)
-    k = np.minimum(np.searchsorted(cw, R, side="right") - 1, len(cw) - 1)
-    return V + cv[k] + np.maximum(R - cw[k], 0.0) * eff[k] >= thr
+def test_too_many_states_raises():
+    G, V = [3, 5, 7, 11], [3.5, 5.5, 7.5, 11.5]
+    with pytest.raises(TooManyStates):
+        _run(G, V, [30, 30, 30, 1], 300, 3, None, None, max_states=4)
 
 
-@settings(max_examples=300, deadline=None)
-@given(fronts(), st.lists(st.tuples(st.integers(1, 1 << 66), st.integers(1, 50)), max_size=6), st.floats(-5, 400))
-def test_lp_keep_is_the_numpy_bound(case, types, thr):
-    ws, V, _, _, J = case
-    ws = [x for x in ws if x <= J] or [0]
-    V = V[: len(ws)]
-    h = np.array([x >> LIMB for x in ws], dtype=np.int64)
-    lo = np.array([x & MASK for x in ws], dtype=np.int64)
-    types = sorted(types, key=lambda t: -t[1] / t[0])  # efficiency order
-    cw = np.concatenate(([0.0], np.cumsum([float(g) for g, _ in types])))
-    cv = np.concatenate(([0.0], np.cumsum([float(p) for _, p in types])))
-    eff = np.array([p / g for g, p in types] + [0.0])
-    args = (h, lo, V, J >> LIMB, J & MASK, cw, cv, eff, thr)
-    assert np.array_equal(lp_keep(*args), _numpy_lp_keep(*args))
+def test_no_pieces_fills_by_the_last_type():
+    _, y, peak = _run([4], [5.0], [9], 30, 0, None, None)
+    assert y.tolist() == [7] and peak == 0  # no front was kept past the first
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.integers(0, (1 << 61) - 1), min_size=1, max_size=40), st.integers(1, 1 << 40), st.integers(0, 99))
-def test_fill_one_limb_is_integer_division(ws, g, most):
-    J = max(ws)
-    lo = np.array(ws, dtype=np.int64)
-    assert fill_one_limb(lo, J, g, most).tolist() == [min(most, (J - x) // g) for x in ws]
+def test_a_near_class_fits_one_more_unit():
+    g = 1 << 70
+    delta = (2 * g) >> 30
+    _, y, _ = _run([g], [5.0], [5], 3 * g - delta, 0, (2, delta, 2), None)
+    assert y.tolist() == [3]  # 3 units weigh 3 g - delta: one near copy (2 units) and a root
+    _, y, _ = _run([g], [5.0], [5], 3 * g - delta - 1, 0, (2, delta, 2), None)
+    assert y.tolist() == [2]

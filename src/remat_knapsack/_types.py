@@ -35,9 +35,10 @@ still to come cannot reach the target. Types that are exact multiples of a
 lighter one (weight and value) enter the DP as units of it, and one type
 that is a multiple less a few ulps (in float64 3 * (x / 64) and 3 * x / 64
 differ) joins them (``_units``); one type, or that class, is not merged but
-completes every state in closed form (``_fill``, ``_fill_near``). Weights are exact integers held in two
-int64 limbs (w = hi * 2**61 + lo), so sums and comparisons are exact for any
-total below 2**104: the grid weights of ``scale=None`` (``_grid``) need
+completes every state in closed form. The DP's loop is compiled
+(``_front.pareto_dp``); its weights are exact 128-bit integers, and totals
+are kept below 2**104 (float64 bounds on them stay within ``_BOUND_SLACK``):
+the grid weights of ``scale=None`` (``_grid``) need
 about 53 + log2(max / min weight) bits. Values are compared as in
 :mod:`remat_knapsack.sparse` (exact on their grid, else within ``tol``).
 
@@ -58,7 +59,7 @@ import math
 
 import numpy as np
 
-from ._front import LIMB, fill_one_limb, lp_keep, merge  # the DP's steps, compiled
+from ._front import TooManyStates, pareto_dp  # the DP, compiled
 from ._grid import floor_grid
 
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
@@ -73,21 +74,14 @@ MIN_COPIES = 32
 #: graphs stay far below (captured n=10^4: 71 states); subset-sum-like types
 #: would not (the kernel stops at a full knapsack, this DP does not).
 MAX_STATES = 1 << 17
-# Limb width (``_front.LIMB``, 61): a weight is hi * 2**LIMB + lo with 0 <= lo < 2**LIMB.
-_MASK = (1 << LIMB) - 1
-#: Totals at or above this go to the item kernel (two limbs, and the float
-#: estimates of ``_fill`` and ``_front.lp_keep``, are for W < 2**104).
+#: Totals at or above this go to the item kernel (``_front`` holds weights
+#: in 128 bits and bounds them in float64).
 _MAX_TOTAL = 1 << 104
-_LIMB_F = float(1 << LIMB)
 #: Relative slack on float bounds: a state is pruned only when its bound,
 #: computed in float64, is below the threshold by more than this share of the
 #: value total (float error is ~1e-16 of it), so rounding never prunes a state
 #: that could reach the target.
 _BOUND_SLACK = 1e-9
-
-
-class TooManyStates(Exception):
-    """A probe's DP outgrew its state budget."""
 
 
 def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
@@ -264,43 +258,46 @@ class _Grouped:
         self.probes += 1
         if P <= self.tol:
             return np.zeros(self.T, dtype=np.int64)
-        if self.lp(b, float(J), None) < P - self.slack:
+        bl = b.tolist()
+        if self.lp(bl, float(J)) < P - self.slack:
             return None
-        y, val = self.greedy(b, J)
+        y, val = self.greedy(bl, J)
         if val >= P - self.tol:
             return y
-        if sum(1 for t in range(self.T) if b[t] > 0 and self.G[t] <= J) <= 1:
+        if sum(1 for t in range(self.T) if bl[t] > 0 and self.G[t] <= J) <= 1:
             return None  # one type: as many copies as fit is the best
         return self.dp(b, J, P)
 
     def best(self, b, J: int):
         """(OPT, an optimal count vector) within counts b and capacity J."""
-        y, val = self.greedy(b, J)
+        y, val = self.greedy(b.tolist(), J)
         z = self.dp(b, J, None, lower=val)
         if z is None or self.value(z) < val:
             return val, y
         return self.value(z), z
 
     def value(self, y) -> float:
-        return math.fsum(int(y[t]) * self.V[t] for t in range(self.T))
+        return math.fsum(k * v for k, v in zip(y.tolist(), self.V))  # noqa: B905
 
-    def greedy(self, b, J: int):
-        """Greedy in efficiency order, exact: a feasible y and its value."""
-        y = np.zeros(self.T, dtype=np.int64)
+    def greedy(self, b: list, J: int):
+        """Greedy in efficiency order, exact: a feasible y and its value
+        (counts ``b`` as a list)."""
+        y = [0] * self.T
         for t in self.by_eff:
-            k = min(int(b[t]), J // self.G[t])
+            k = min(b[t], J // self.G[t])
             y[t] = k
             J -= k * self.G[t]
-        return y, self.value(y)
+        return np.array(y, dtype=np.int64), math.fsum(k * v for k, v in zip(y, self.V))  # noqa: B905
 
-    def lp(self, b, R: float, segs):
-        """Dantzig's bound: the best fractional fill of capacity R (float)."""
+    def lp(self, b: list, R: float):
+        """Dantzig's bound: the best fractional fill of capacity R (float),
+        counts ``b`` as a list."""
         total = 0.0
         for t in self.by_eff:
-            w = int(b[t]) * self.Gf[t]
+            w = b[t] * self.Gf[t]
             if w >= R:
                 return total + R * self.eff[t]
-            total += int(b[t]) * self.V[t]
+            total += b[t] * self.V[t]
             R -= w
         return total
 
@@ -467,105 +464,18 @@ class _Grouped:
                 pieces.append((t, q))
                 rest -= q
                 k <<= 1
-        Jh, Jl = J >> LIMB, J & _MASK
-        h = np.zeros(1, dtype=np.int64)
-        lo = np.zeros(1, dtype=np.int64)
-        V = np.zeros(1)
-        steps = []  # per piece: (parent of each state, whether it took the piece)
-        held = 0
-        left = b.copy()  # copies not merged yet (the last type's stay)
-        for i in range(len(pieces) + 1):
-            if i:
-                t, q = pieces[i - 1]
-                w = q * self.G[t]
-                h, lo, V, parent, took = merge(h, lo, V, w >> LIMB, w & _MASK, q * self.V[t], Jh, Jl)
-                steps.append((parent, took))
-                left[t] -= q
-            if near and last in near:
-                cnt = _fill_near(Jh - h, Jl - lo, self.G[last], int(b[last]), near[last])
-            elif Jh == 0:  # one limb: every weight (and G[last] <= J, as it fits) is below 2**61
-                cnt = fill_one_limb(lo, Jl, self.G[last], int(b[last]))
-            else:
-                cnt = _fill(Jh - h, Jl - lo, self.G[last], int(b[last]))
-            done = V + cnt * self.V[last]  # each state completed by the last type
-            top = float(done.max())
-            if target is not None and top >= target - self.tol:
-                j = int(np.argmax(done >= target - self.tol))
-                y = self._witness(pieces, steps, j)
-                y[last] += int(cnt[j])
-                return y
-            lower = max(lower, top)
-            if i == len(pieces):
-                break
-            thr = (lower if target is None else target) - self.slack
-            ok = lp_keep(h, lo, V, Jh, Jl, *self._lp_sums(left), thr)
-            if i and not ok.all():
-                h, lo, V = h[ok], lo[ok], V[ok]
-                steps[-1] = (parent[ok], took[ok])
-            held += V.size
-            self.peak = max(self.peak, V.size, held // 4)  # a step's record: 5 bytes a state
-            if V.size > self.max_states or held > 4 * self.max_states:
-                raise TooManyStates
-            if V.size == 0:
-                return None
-        if target is not None:
-            return None
-        j = int(np.argmax(done))
-        y = self._witness(pieces, steps, j)
-        y[last] += int(cnt[j])
+        pt = np.array([t for t, _ in pieces], dtype=np.int64)
+        pq = np.array([q for _, q in pieces], dtype=np.int64)
+        pv = np.array([q * self.V[t] for t, q in pieces])
+        g = self.G[last]
+        fill = None
+        if near and last in near:
+            _, k, delta, cnt = near[last]
+            fill = (k, delta, cnt)
+        y, peak = pareto_dp(
+            pt, pq, [q * self.G[t] for t, q in pieces], pv, J, (last, g, int(b[last]), self.V[last]), fill,
+            b.astype(np.int64), self._eff_types, self._eff_G, self._eff_V, self._eff_e,
+            None if target is None else float(target), float(lower), self.tol, self.slack, self.max_states,
+        )
+        self.peak = max(self.peak, peak)
         return y
-
-    def _witness(self, pieces, steps, i: int) -> np.ndarray:
-        """The count vector of state i of the last step, by its parents."""
-        y = np.zeros(self.T, dtype=np.int64)
-        for (t, q), (parent, took) in zip(reversed(pieces[: len(steps)]), reversed(steps)):  # noqa: B905
-            if took[i]:
-                y[t] += q
-            i = int(parent[i])
-        return y
-
-    def _lp_sums(self, left):
-        """The copies in ``left`` in efficiency order, for ``_front.lp_keep``
-        (Dantzig's bound of each state's residual): prefix sums of their
-        weights and values from 0, and their efficiencies followed by 0."""
-        cnt = left[self._eff_types]
-        keep = cnt > 0
-        cnt = cnt[keep]
-        cw = np.zeros(cnt.size + 1)
-        cv = np.zeros(cnt.size + 1)
-        np.cumsum(cnt * self._eff_G[keep], out=cw[1:])
-        np.cumsum(cnt * self._eff_V[keep], out=cv[1:])
-        e = np.zeros(cnt.size + 1)
-        e[:-1] = self._eff_e[keep]
-        return cw, cv, e
-
-
-def _fill(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int) -> np.ndarray:
-    """min(most, floor(R / g)) for each residual R = Rh * 2**LIMB + Rl >= 0
-    (Rl may be negative), exactly: a float estimate, then Python integers
-    wherever the estimate is within rounding of a step."""
-    R = Rh.astype(np.float64) * _LIMB_F + Rl.astype(np.float64)
-    x = R / float(g)
-    q = np.floor(x)
-    near = (x - q < 1e-6) | (q + 1 - x < 1e-6)  # float error is ~1e-16 x (x <= most here, below 2**31)
-    q = np.clip(q, 0, most)
-    for i in np.flatnonzero(near & (x < most + 1)).tolist():
-        q[i] = min(most, ((int(Rh[i]) << LIMB) + int(Rl[i])) // g)
-    return q.astype(np.int64)
-
-
-def _fill_near(Rh: np.ndarray, Rl: np.ndarray, g: int, most: int, near) -> np.ndarray:
-    """The most units u <= most of a class with a near type (``_units``)
-    that fit each residual R: weight(u) = u g - min(count, u // k) delta
-    rises with u by at least g - delta > 0, and u0 = min(most, R // g) fits
-    (weight(u0) <= u0 g <= R) while u0 + 2 does not (weight(u0 + 2) >= R + g
-    - count * delta > R), so u is u0 or u0 + 1, decided exactly."""
-    _, k, delta, count = near
-    q = _fill(Rh, Rl, g, most)
-    for i in np.flatnonzero(q < most).tolist():
-        R = (int(Rh[i]) << LIMB) + int(Rl[i])
-        u = int(q[i]) + 1
-        if u * g - min(count, u // k) * delta <= R:
-            q[i] = u
-    return q
-

@@ -103,3 +103,15 @@ def test_value_is_resummed_in_float64():
 
 def test_version():
     assert rk.__version__
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 1000, (1 << 16) + 3])
+def test_saved_and_recomputed_are_plain_ascending_ints(n):
+    # the index lists come from shared int objects up to 2**16 items
+    rng = np.random.default_rng(n)
+    mem = rng.integers(1, 50, n).astype(float).tolist()
+    run = rng.integers(1, 50, n).astype(float).tolist()
+    s = solve(mem, run, sum(mem) / 2, solver="greedy", scale=1)
+    assert sorted(s.saved + s.recomputed) == list(range(n))
+    assert s.saved == sorted(s.saved) and s.recomputed == sorted(s.recomputed)
+    assert all(type(i) is int for i in s.saved + s.recomputed)

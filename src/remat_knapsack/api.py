@@ -159,7 +159,7 @@ def _solution(
         saved_mask = np.zeros(n, dtype=bool)
         saved_mask[items.forced] = True
         saved_mask[taken] = True
-        saved, recomputed = np.flatnonzero(saved_mask).tolist(), np.flatnonzero(~saved_mask).tolist()
+        saved, recomputed = _indices_where(saved_mask), _indices_where(~saved_mask)
         value = fsum(problem.runtimes[saved_mask])
     return Solution(value=value, saved=saved, recomputed=recomputed, solver=name, stats=stats)
 
@@ -168,6 +168,8 @@ def _solution(
 #: immutable): a slice copies pointers, about 7x faster than making 10^4 ints.
 _SHARED_INDICES = 1 << 16
 _indices: list[int] = []
+#: The same ints in an object array: a mask selects them by pointer copies.
+_index_objects = np.zeros(0, dtype=object)
 
 
 def _all_indices(n: int) -> list[int]:
@@ -179,3 +181,18 @@ def _all_indices(n: int) -> list[int]:
     if n > len(shared):
         shared = _indices = list(range(n))
     return shared[:n]
+
+
+def _indices_where(mask: np.ndarray) -> list[int]:
+    """``np.flatnonzero(mask).tolist()``: for n up to ``_SHARED_INDICES``
+    from shared int objects (half the time at n = 10^4: no new ints)."""
+    global _index_objects
+    n = mask.size
+    if n > _SHARED_INDICES:
+        return np.flatnonzero(mask).tolist()
+    shared = _index_objects  # one read: another thread may replace it meanwhile
+    if n > shared.size:
+        shared = np.empty(n, dtype=object)
+        shared[:] = range(n)
+        _index_objects = shared
+    return shared[:n][mask].tolist()

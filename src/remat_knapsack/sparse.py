@@ -293,6 +293,8 @@ from typing import Any
 import numpy as np
 
 from . import _canonical, _sparse
+from ._core import MIN_ITEMS as _CORE_MIN_ITEMS
+from ._core import core, decided
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
 from ._lift import Lift
@@ -679,8 +681,8 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     every count an optimal set can have (``cards``). ``Sb``: an optimal set (mask).
     Returns (the free items, the items fixed in, d = v - lam w, lam)."""
     lam = float(vs[b] / ws[b])
-    d, in1, out1 = _decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
-    _, in2, out2 = _decided(w, v, c, *card, _TOL["rel_card"], thr)
+    d, in1, out1 = decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
+    _, in2, out2 = decided(w, v, c, *card, _TOL["rel_card"], thr)
     fix1 = (in1 | in2) & Sb
     fix0 = (out1 | out2) & ~Sb
     if cards:
@@ -688,7 +690,7 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
         # of) all of them if every count's bound says so.
         all1 = all0 = True
         for k, lamk, muk in cards:
-            _, ink, outk = _decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr)
+            _, ink, outk = decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr)
             all1 = all1 & ink
             all0 = all0 & outk
         fix1 |= all1 & Sb
@@ -696,22 +698,22 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     return np.flatnonzero(~(fix1 | fix0)), fix1, d, lam
 
 
-def _decided(w, v, c, lam, mu, k, rel, thr):
-    """Items a Lagrangian bound decides against OPT. With d = v - lam w - mu,
-    L = lam c + mu k + sum max(0, d) bounds every set the multipliers cover
-    (k: its item count, or the count term's k); leaving item i out caps the
-    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, the
-    items whose exclusion falls below ``thr``, those whose inclusion does),
-    with a rounding allowance of ``rel`` times the magnitudes."""
-    d = v - lam * w - mu
-    gain = np.maximum(d, 0)
-    L = lam * c + mu * k + float(gain.sum())
-    sl = _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
-    return d, L - gain + sl < thr, L + np.minimum(d, 0) + sl < thr
-
-
 def _run(w, v, c, integral, tol, max_states, detail):
-    """The kernel on integer weights (float64, sums below 2**53)."""
+    """The kernel on integer weights (float64, sums below 2**53): on the core
+    (``_core``) when bounds fix all but a few items, else on all of them."""
+    n = w.size
+    found = core(w, v, c, tol) if n >= _CORE_MIN_ITEMS else None
+    if found is None:
+        sel, stats = _gcd_kernel(w, v, c, integral, tol, max_states, detail)
+        return np.flatnonzero(sel), stats
+    idx, fixed_in, room = found
+    sub, stats = _gcd_kernel(w[idx], v[idx], room, integral, tol, max_states, detail)
+    stats["core"] = idx.size
+    return np.sort(np.concatenate((fixed_in, idx[sub.view(bool)]))), stats
+
+
+def _gcd_kernel(w, v, c, integral, tol, max_states, detail):
+    """``_kernel`` with the weights divided by their gcd: (selection mask, stats)."""
     sel = np.zeros(w.size, dtype=np.uint8)
     if w.size and float(w.max()) < _EXACT:  # integers, exact in int64 too
         d = float(np.gcd.reduce(w.astype(np.int64)))
@@ -721,4 +723,4 @@ def _run(w, v, c, integral, tol, max_states, detail):
         stats = _kernel(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:
         raise state_error(w.size, max_states, detail + ", Pareto states outgrew the limit") from None
-    return np.flatnonzero(sel), stats
+    return sel, stats

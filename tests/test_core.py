@@ -48,7 +48,9 @@ def test_fixed_items_agree_with_every_optimal_set(items, frac):
     w = np.array([float(a) for a, _ in items])
     v = np.array([float(b) for _, b in items])
     c = float(int(frac * w.sum()))
-    found = _core.core(w, v, c, 0.0, share=1.0)
+    o = np.argsort(-(v / w))
+    b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
+    found = _core.core(w, v, w[o], v[o], c, b, 0.0, share=1.0)
     if found is None:
         return
     idx, fixed_in, room = found
@@ -61,7 +63,7 @@ def test_fixed_items_agree_with_every_optimal_set(items, frac):
 
 def test_no_core_when_everything_fits():
     w, v = np.ones(50), np.arange(1.0, 51.0)
-    assert _core.core(w, v, 50.0, 0.0, share=1.0) is None
+    assert _core.core(w, v, w, v, 50.0, 50, 0.0, share=1.0) is None
 
 
 @pytest.mark.parametrize("seed", range(4))

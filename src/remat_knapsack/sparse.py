@@ -456,9 +456,17 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     order = np.argsort(-(v / w))
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
+    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
+    found = core(w, v, ws, vs, c, b, tol) if n >= _CORE_MIN_ITEMS else None
+    if found is not None:  # bounds fix all but a few items: the kernel on those alone
+        idx, fixed_in, room = found
+        sub = np.zeros(idx.size, dtype=np.uint8)
+        stats = _kernel(w[idx], v[idx], room, integral, tol, max_states, sub)
+        sel[fixed_in] = 1
+        sel[idx] = sub
+        return {**stats, "core": idx.size}
     topv = np.zeros(n + 1)
     np.cumsum(np.sort(v)[::-1], out=topv[1:])
-    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
     lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv)
     work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv)
     try:
@@ -699,21 +707,7 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
 
 
 def _run(w, v, c, integral, tol, max_states, detail):
-    """The kernel on integer weights (float64, sums below 2**53): on the core
-    (``_core``) when bounds fix all but a few items, else on all of them."""
-    n = w.size
-    found = core(w, v, c, tol) if n >= _CORE_MIN_ITEMS else None
-    if found is None:
-        sel, stats = _gcd_kernel(w, v, c, integral, tol, max_states, detail)
-        return np.flatnonzero(sel), stats
-    idx, fixed_in, room = found
-    sub, stats = _gcd_kernel(w[idx], v[idx], room, integral, tol, max_states, detail)
-    stats["core"] = idx.size
-    return np.sort(np.concatenate((fixed_in, idx[sub.view(bool)]))), stats
-
-
-def _gcd_kernel(w, v, c, integral, tol, max_states, detail):
-    """``_kernel`` with the weights divided by their gcd: (selection mask, stats)."""
+    """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
     if w.size and float(w.max()) < _EXACT:  # integers, exact in int64 too
         d = float(np.gcd.reduce(w.astype(np.int64)))
@@ -723,4 +717,4 @@ def _gcd_kernel(w, v, c, integral, tol, max_states, detail):
         stats = _kernel(w, v, c, integral, tol, max_states, sel)
     except _sparse.StateLimit:
         raise state_error(w.size, max_states, detail + ", Pareto states outgrew the limit") from None
-    return sel, stats
+    return np.flatnonzero(sel), stats

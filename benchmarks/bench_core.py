@@ -1,0 +1,71 @@
+"""The core (``_core``) on and off in one process, interleaved: ``sparse``
+on Pisinger's families with the core test at its default size and with it
+turned off, so both variants run at the same machine speed.
+
+Usage::
+
+    python benchmarks/bench_core.py                      # n=10^4, R=10^4 and 10^6, seeds 0-2
+    python benchmarks/bench_core.py --n 100000 --families uncorrelated weakly
+
+Prints per instance the median CPU time of each variant over ``--rounds``
+alternating rounds (each the median of ``--repeat`` solves), their ratio
+(on / off, the median of the rounds' ratios), the core's size and whether
+both variants return the same set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from remat_knapsack import instances, solve, sparse
+
+FAMILIES = ["uncorrelated", "weakly", "strongly", "inverse_strongly", "almost_strongly", "subset_sum",
+            "similar_weights", "circle", "profit_ceiling", "multiple_strongly"]
+
+
+def _median_solve(args, repeat):
+    ts = []
+    for _ in range(repeat):
+        t = time.process_time()
+        s = solve(*args, solver="sparse", scale=1)
+        ts.append(time.process_time() - t)
+    return statistics.median(ts), s
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--families", nargs="*", default=FAMILIES)
+    p.add_argument("--n", nargs="*", type=int, default=[10_000])
+    p.add_argument("--R", nargs="*", type=int, default=[10_000, 1_000_000])
+    p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--repeat", type=int, default=5)
+    a = p.parse_args()
+    on_size = sparse._CORE_MIN_ITEMS
+    print("| instance | core off | core on | on / off | core items | same set |")
+    print("|---|---|---|---|---|---|")
+    for fam in a.families:
+        for n in a.n:
+            for R in a.R:
+                for seed in a.seeds:
+                    inst = instances.pisinger(fam, n, R, seed)
+                    args = (inst.memory, inst.runtimes, inst.max_memory)
+                    t_on, t_off, ratios = [], [], []
+                    for _ in range(a.rounds):
+                        sparse._CORE_MIN_ITEMS = 1 << 62
+                        off, s_off = _median_solve(args, a.repeat)
+                        sparse._CORE_MIN_ITEMS = on_size
+                        on, s_on = _median_solve(args, a.repeat)
+                        t_on.append(on)
+                        t_off.append(off)
+                        ratios.append(on / off)
+                    same = (s_on.value, s_on.saved) == (s_off.value, s_off.saved)
+                    print(f"| {fam}/n={n}/R={R}/{seed} | {statistics.median(t_off) * 1e3:.2f} ms | "
+                          f"{statistics.median(t_on) * 1e3:.2f} ms | {statistics.median(ratios):.2f} | "
+                          f"{s_on.stats.get('core', '-')} | {'yes' if same else 'NO'} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

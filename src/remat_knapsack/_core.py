@@ -20,8 +20,8 @@ backtrack leaves out the highest index whenever the optimum stays
 reachable) is the fixed-in items plus the core's canonical set, its items
 kept in their order: the kernel solves the core alone, and skips its
 set-up, its runs and its reduction over all n items. The core is used when
-it holds at most ``CORE_SHARE`` of the items (uncorrelated and
-similar-weights classes); on correlated classes the greedy bound is loose,
+it holds at most ``CORE_SHARE`` of the items (uncorrelated, weakly
+correlated and similar-weights classes); on correlated classes the greedy bound is loose,
 the core is most items, and the kernel goes on with all of them (the test
 costs a few O(n) passes).
 
@@ -49,7 +49,7 @@ _TOL = _sparse.TOLERANCES
 #: Below this many items the kernel's own set-up is as cheap.
 MIN_ITEMS = 2048
 #: The core is solved alone when it holds at most this share of the items.
-CORE_SHARE = 0.05
+CORE_SHARE = 0.15
 
 
 def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float, b: int, tol: float,

@@ -6,6 +6,10 @@ Usage::
 
     python benchmarks/bench_core.py                      # n=10^4, R=10^4 and 10^6, seeds 0-2
     python benchmarks/bench_core.py --n 100000 --families uncorrelated weakly
+    python benchmarks/bench_core.py --toggle loose       # the skipped trial (``_core.LOOSE``) instead
+
+With ``--toggle loose`` the core stays on and only the kernel's skipped
+trial of ``optimum`` on loose instances is turned on and off.
 
 Prints per instance the median CPU time of each variant over ``--rounds``
 alternating rounds (each the median of ``--repeat`` solves), their ratio
@@ -19,7 +23,7 @@ import argparse
 import statistics
 import time
 
-from remat_knapsack import instances, solve, sparse
+from remat_knapsack import _core, instances, solve, sparse
 
 FAMILIES = ["uncorrelated", "weakly", "strongly", "inverse_strongly", "almost_strongly", "subset_sum",
             "similar_weights", "circle", "profit_ceiling", "multiple_strongly"]
@@ -42,9 +46,17 @@ def main() -> None:
     p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--toggle", choices=["core", "loose"], default="core")
     a = p.parse_args()
-    on_size = sparse._CORE_MIN_ITEMS
-    print("| instance | core off | core on | on / off | core items | same set |")
+    on_size, on_loose = sparse._CORE_MIN_ITEMS, _core.LOOSE
+
+    def turn(on: bool) -> None:
+        if a.toggle == "core":
+            sparse._CORE_MIN_ITEMS = on_size if on else 1 << 62
+        else:
+            _core.LOOSE = on_loose if on else 2.0  # never loose: the trial always runs
+
+    print(f"| instance | {a.toggle} off | {a.toggle} on | on / off | core items | same set |")
     print("|---|---|---|---|---|---|")
     for fam in a.families:
         for n in a.n:
@@ -54,9 +66,9 @@ def main() -> None:
                     args = (inst.memory, inst.runtimes, inst.max_memory)
                     t_on, t_off, ratios = [], [], []
                     for _ in range(a.rounds):
-                        sparse._CORE_MIN_ITEMS = 1 << 62
+                        turn(False)
                         off, s_off = _median_solve(args, a.repeat)
-                        sparse._CORE_MIN_ITEMS = on_size
+                        turn(True)
                         on, s_on = _median_solve(args, a.repeat)
                         t_on.append(on)
                         t_off.append(off)

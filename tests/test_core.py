@@ -50,10 +50,9 @@ def test_fixed_items_agree_with_every_optimal_set(items, frac):
     c = float(int(frac * w.sum()))
     o = np.argsort(-(v / w))
     b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
-    found = _core.core(w, v, w[o], v[o], c, b, 0.0, share=1.0)
-    if found is None:
-        return
-    idx, fixed_in, room = found
+    if b == len(w):
+        return  # every item fits: no break, no core
+    idx, fixed_in, room = _core.core(w, v, w[o], v[o], c, b, 0.0)
     assert room == c - w[fixed_in].sum()
     out = set(range(len(w))) - set(idx.tolist()) - set(fixed_in.tolist())
     for pick in _optimal_sets(w.tolist(), v.tolist(), c):
@@ -61,9 +60,9 @@ def test_fixed_items_agree_with_every_optimal_set(items, frac):
         assert not any(pick[i] for i in out)
 
 
-def test_no_core_when_everything_fits():
-    w, v = np.ones(50), np.arange(1.0, 51.0)
-    assert _core.core(w, v, w, v, 50.0, 50, 0.0, share=1.0) is None
+def test_worth_it_needs_a_fixed_item_and_a_small_core():
+    assert not _core.worth_it(np.arange(100), 100, share=1.0)  # nothing fixed: no smaller instance
+    assert _core.worth_it(np.arange(15), 100) and not _core.worth_it(np.arange(16), 100)
 
 
 @pytest.mark.parametrize("seed", range(4))

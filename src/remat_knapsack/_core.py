@@ -32,7 +32,7 @@ Complexity: O(n) after the sort. Memory: O(n).
 >>> v = np.array([30.0, 11.0, 10.0, 1.0] * 8)
 >>> order = np.argsort(-(v / w))
 >>> b = int(np.searchsorted(np.cumsum(w[order]), 150.0, side="right"))  # the break item
->>> idx, fixed_in, room = core(w, v, w[order], v[order], 150.0, b, 0.0, share=1.0)
+>>> idx, fixed_in, room = core(w, v, w[order], v[order], 150.0, b, 0.0)
 >>> len(fixed_in), len(idx), room  # the 30s in, the 10s and 1s out: the 11s are the core
 (8, 8, 70.0)
 """
@@ -43,26 +43,27 @@ import numpy as np
 
 from . import _sparse
 
-__all__ = ["core", "decided", "MIN_ITEMS", "CORE_SHARE"]
+__all__ = ["core", "worth_it", "decided", "MIN_ITEMS", "CORE_SHARE", "LOOSE"]
 
 _TOL = _sparse.TOLERANCES
 #: Below this many items the kernel's own set-up is as cheap.
 MIN_ITEMS = 2048
 #: The core is solved alone when it holds at most this share of the items.
 CORE_SHARE = 0.15
+#: When the greedy bound leaves more than this share free, the weight bound
+#: is loose: the kernel's short trial of ``optimum`` is skipped (it ran out
+#: of its states on every such instance measured, almost strongly correlated
+#: and circle items, at 0.3-2.6 ms each).
+LOOSE = 0.5
 
 
-def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float, b: int, tol: float,
-         share: float | None = None):
-    """(the core's items, the items fixed in, the capacity they leave) for
-    items (w, v) (float64, w > 0, integer weights with exact sums; ``ws``,
-    ``vs`` the same in efficiency order, ``b`` the break item's position
-    there) within capacity c, or None when
-    every item fits, no item is fixed, or the core holds more than
-    ``share`` (default ``CORE_SHARE``) of the items."""
+def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float, b: int, tol: float):
+    """(the items the greedy bound leaves free, the items it fixes in, the
+    capacity those leave) for items (w, v) (float64, w > 0, integer weights
+    with exact sums; ``ws``, ``vs`` the same in efficiency order, ``b`` the
+    break item's position there, below n) within capacity c. The caller
+    solves the free items alone when they are few (``worth_it``)."""
     n = w.size
-    if b >= n:
-        return None
     x = np.zeros(n, dtype=np.uint8)
     x[:b] = 1
     _sparse.greedy_fill(ws, b, c - float(ws[:b].sum()), x)  # exact: integer weights below 2**53
@@ -72,16 +73,17 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     d = v - lam * w
     L = lam * c + float(np.maximum(d, 0.0).sum())
     # ``decided`` with mu = 0, rearranged: item i is fixed in when d_i > gap,
-    # out when d_i < -gap (the same bound and rounding allowance)
-    gap = L + _TOL["abs_slack"] + _TOL["rel_lp"] * (abs(L) + float(np.abs(d).sum())) - (lower - tol)
-    if gap < 0:
-        return None  # not for a reachable LB; no core then
-    free = np.abs(d) <= gap
-    m = np.count_nonzero(free)
-    if m == n or m > (CORE_SHARE if share is None else share) * n:
-        return None
+    # out when d_i < -gap (the same bound and rounding allowance); gap >= 0
+    # for a reachable LB (L bounds every set), kept at 0 at worst
+    gap = max(0.0, L + _TOL["abs_slack"] + _TOL["rel_lp"] * (abs(L) + float(np.abs(d).sum())) - (lower - tol))
     fixed = np.flatnonzero(d > gap)
-    return np.flatnonzero(free), fixed, c - float(w[fixed].sum())
+    return np.flatnonzero(np.abs(d) <= gap), fixed, c - float(w[fixed].sum())
+
+
+def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:
+    """Whether a core of these free items (of n) is solved alone: some item
+    is fixed and at most ``share`` (default ``CORE_SHARE``) stay free."""
+    return free.size < n and free.size <= (CORE_SHARE if share is None else share) * n
 
 
 def decided(w, v, c, lam, mu, k, rel, thr):

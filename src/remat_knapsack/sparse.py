@@ -292,9 +292,9 @@ from typing import Any
 
 import numpy as np
 
-from . import _canonical, _sparse
+from . import _canonical, _core, _sparse
 from ._core import MIN_ITEMS as _CORE_MIN_ITEMS
-from ._core import core, decided
+from ._core import core, decided, worth_it
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
 from ._lift import Lift
@@ -457,8 +457,9 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
     b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
-    found = core(w, v, ws, vs, c, b, tol) if n >= _CORE_MIN_ITEMS else None
-    if found is not None:  # bounds fix all but a few items: the kernel on those alone
+    found = core(w, v, ws, vs, c, b, tol) if n >= _CORE_MIN_ITEMS and b < n else None
+    loose = found is not None and found[0].size > _core.LOOSE * n  # the weight bound is loose
+    if found is not None and worth_it(found[0], n):  # bounds fix all but a few items: the kernel on those alone
         idx, fixed_in, room = found
         sub = np.zeros(idx.size, dtype=np.uint8)
         stats = _kernel(w[idx], v[idx], room, integral, tol, max_states, sub)
@@ -480,8 +481,12 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             # Count-structured but not on a line: the count bound of
             # ``optimum`` can be loose. It still solves most such instances
             # (small ones, similar weights) in few states, so it
-            # goes first, and the count path only when it outgrows that.
-            r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES)
+            # goes first, and the count path only when it outgrows that,
+            # or at once when the greedy bound left most items free.
+            if loose:
+                r = _sparse.RUN_OVER_BUDGET
+            else:
+                r, z, b = work.optimum(ws, vs, c, integral, tol, xs, _TRY_STATES)
         if b < n and (_FORCE_COUNT or r == _sparse.RUN_OVER_BUDGET):
             work.limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
             cards = _count_path(work, ws, vs, c, b, int(kmax), integral, tol, xs)

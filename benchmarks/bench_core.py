@@ -7,9 +7,12 @@ Usage::
     python benchmarks/bench_core.py                      # n=10^4, R=10^4 and 10^6, seeds 0-2
     python benchmarks/bench_core.py --n 100000 --families uncorrelated weakly
     python benchmarks/bench_core.py --toggle loose       # the skipped trial (``_core.LOOSE``) instead
+    python benchmarks/bench_core.py --toggle quick       # the count path's bound at a neighbour's lam
 
 With ``--toggle loose`` the core stays on and only the kernel's skipped
-trial of ``optimum`` on loose instances is turned on and off.
+trial of ``optimum`` on loose instances is turned on and off; with
+``--toggle quick``, the count path's first bound at a neighbouring count's
+lam (``sparse._QUICK_BOUNDS``).
 
 Prints per instance the median CPU time of each variant over ``--rounds``
 alternating rounds (each the median of ``--repeat`` solves), their ratio
@@ -46,15 +49,17 @@ def main() -> None:
     p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--toggle", choices=["core", "loose"], default="core")
+    p.add_argument("--toggle", choices=["core", "loose", "quick"], default="core")
     a = p.parse_args()
     on_size, on_loose = sparse._CORE_MIN_ITEMS, _core.LOOSE
 
     def turn(on: bool) -> None:
         if a.toggle == "core":
             sparse._CORE_MIN_ITEMS = on_size if on else 1 << 62
-        else:
+        elif a.toggle == "loose":
             _core.LOOSE = on_loose if on else 2.0  # never loose: the trial always runs
+        else:
+            sparse._QUICK_BOUNDS = on
 
     print(f"| instance | {a.toggle} off | {a.toggle} on | on / off | core items | same set |")
     print("|---|---|---|---|---|---|")

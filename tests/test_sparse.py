@@ -297,6 +297,23 @@ def test_almost_strongly_takes_count_path(seed, monkeypatch):
     assert (s.value, s.saved) == (ref.value, ref.saved)
 
 
+@pytest.mark.parametrize("quick", [False, True])
+def test_counts_cut_at_a_neighbours_lam_match_dp(quick, monkeypatch):
+    # The count path's scan first bounds a count at the lam of the count
+    # next to it (any lam >= 0 bounds the k-sets); with and without that cut
+    # the sets are dp's, and on these instances the cut is taken.
+    monkeypatch.setattr(sparse, "_QUICK_BOUNDS", quick)
+    cuts = 0
+    for seed in range(12):
+        inst = instances.pisinger("almost_strongly", 400, R=1000, seed=seed)
+        with _count_path():
+            s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+        ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
+        assert (s.value, s.saved) == (ref.value, ref.saved)
+        cuts += s.stats["quick_cuts"]
+    assert (cuts > 0) == quick
+
+
 def test_count_path_over_budget_falls_back():
     inst = instances.pisinger("almost_strongly", 300, R=1000, seed=5)
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)

@@ -403,6 +403,9 @@ def _value_tolerance(v: np.ndarray) -> float:
 # after its own budget (_COUNT_STATES plus _COUNT_PER_ITEM per item), and
 # ``optimum`` takes over unbounded.
 _TRY_STATES = 1_000
+# The count path's scan tries the count bound at a neighbour's lam before
+# searching its own (``below_cut_at_neighbour``); a test knob.
+_QUICK_BOUNDS = True
 _COUNT_STATES = 200_000
 _COUNT_PER_ITEM = 20
 _FORCE_COUNT = False
@@ -491,7 +494,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             work.limit = 0 if _FORCE_COUNT else work.generated + _COUNT_STATES + _COUNT_PER_ITEM * n
             cards = _count_path(work, ws, vs, c, b, int(kmax), integral, tol, xs)
             work.limit = 0
-        lifted = [0, 0]
+        lifted = [0, 0, 0]
         if cards is not None:
             z, cards, lifted = cards
         else:
@@ -504,7 +507,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         Sb = S.view(bool)  # the same optimal set, as a mask
         stats = {"opt_states": work.generated, "free": 0, "queries": 0,
                  "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards],
-                 "lifted": lifted[0], "lifted_first": lifted[1]}
+                 "lifted": lifted[0], "lifted_first": lifted[1], "quick_cuts": lifted[2]}
         if b == n:
             sel[:] = S
             return work.stats(stats)
@@ -549,8 +552,8 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 
     ``xs`` (efficiency order) gets an optimal set. Returns (OPT, [(k, lam,
     mu) for every count an optimal set can have], [counts the lift proved
-    after a trial run, counts it proved first]), or None when the runs
-    outgrow ``work.limit`` states.
+    after a trial run, counts it proved first, counts cut at a neighbour's
+    lam]), or None when the runs outgrow ``work.limit`` states.
     """
     n = ws.shape[0]
     x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
@@ -571,9 +574,21 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
                 bounds[k] = work.count_bound(ws, vs, c, k, hint)
         return bounds[k]
 
+    def below_cut_at_neighbour(k):
+        # Any lam >= 0 bounds the k-sets (lam c plus the k largest v - lam
+        # w): at the lam of the count next to k, one selection instead of a
+        # search, often already below the cut on the counts the scan ends at.
+        near = bounds.get(k + 1) or bounds.get(k - 1)
+        if not _QUICK_BOUNDS or near is None or near[1] <= 0 or not 1 <= k <= kmax or k in bounds:
+            return False
+        lam = near[1]
+        top = float(np.partition(vs - lam * ws, n - k)[n - k:].sum())
+        return lam * c + top + sl < z - tol
+
     lift = None
     lift_first = False  # the last count tried by its lift fell to it: the next one tries it first
-    lifted = [0, 0]  # counts the lift proved below the cut: after a trial run, before any run
+    # counts the lift proved below the cut (after a trial run, before any run), counts a neighbour's lam cut
+    lifted = [0, 0, 0]
 
     def run(k, lam, mu, states):
         # One count run within ``states`` more states (0: only the path's budget).
@@ -600,6 +615,9 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
         # (asked when a count below the most that fit outgrows its trial
         # states, and first when the last count asked fell to it).
         nonlocal z, lift, lift_first
+        if below_cut_at_neighbour(k):
+            lifted[2] += 1
+            return False
         L, lam, mu = bound(k)
         if L + sl < z - tol:
             return False

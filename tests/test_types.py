@@ -15,7 +15,7 @@ from oracles import brute_force
 
 from remat_knapsack import solve
 from remat_knapsack._real import _exact_canonical
-from remat_knapsack._types import MIN_COPIES, group, solve_grouped, solve_types
+from remat_knapsack._types import MIN_COPIES, _group_sorted, group, solve_grouped, solve_types
 
 
 @st.composite
@@ -100,6 +100,20 @@ def test_group_rejects_many_pairs_and_counts_types():
     kind, first = group(np.array([2.0, 1.0, 2.0, 1.0]), np.array([1.0, 1.0, 1.0, 3.0]))
     assert kind.tolist() == [2, 0, 2, 1]  # types numbered by (weight, value)
     assert first.tolist() == [1, 3, 0]
+    big = np.array([2**70 + 1, 2**70, 2**70 + 1], dtype=object)  # distinct beyond float64: sorted exactly
+    kind, first = group(big, np.ones(3))
+    assert kind.tolist() == [1, 0, 1] and first.tolist() == [1, 0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 6), st.integers(1, 4)), min_size=1, max_size=200))
+def test_group_by_hashing_is_group_by_sorting(pairs):
+    w = np.array([float(a) for a, _ in pairs])
+    v = np.array([float(b) for _, b in pairs])
+    got, want = group(w, v), _group_sorted(w, v, 24)
+    assert (got is None) == (want is None)
+    if got is not None:
+        assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
 
 
 def test_too_many_states_gives_way():

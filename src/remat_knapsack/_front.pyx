@@ -1,5 +1,6 @@
 # cython: language_level=3
-"""The grouped solver's Pareto DP (``_types._Grouped._dp``), compiled.
+"""The grouped solver's Pareto DP (``_types._Grouped._dp``), compiled, and
+its grouping of identical items (``pair_groups``).
 
 Private. ``pareto_dp`` merges binary pieces of the types one by one into a
 front of states, prunes each front by Dantzig's bound, and completes every
@@ -29,6 +30,7 @@ from libc.stdlib cimport free, malloc
 
 from ._interrupt cimport CHECK_EVERY, interrupted, raise_pending
 from ._realloc cimport grow
+from ._select cimport group_ids
 
 cdef extern from *:
     """
@@ -387,3 +389,31 @@ def pareto_dp(const int64_t[::1] piece_t, const int64_t[::1] piece_q, list piece
         free(lp.cw)
         free(lp.cv)
         free(lp.ee)
+
+
+def pair_groups(const double[::1] w, const double[::1] v, Py_ssize_t most):
+    """Items grouped by equal (weight, value) (no NaN, no -0.0), by hashing
+    (``_select.group_ids``, expected O(n)): (each item's group, numbered in
+    order of first appearance; each group's first item), or None when
+    there are more than ``most`` groups."""
+    cdef Py_ssize_t n = w.shape[0], i, groups
+    ids_a = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] ids = ids_a
+    if n == 0:
+        return ids_a, np.zeros(0, dtype=np.intp)
+    with nogil:
+        groups = group_ids(&w[0], &v[0], n, &ids[0])
+    if groups < 0:
+        raise MemoryError
+    if groups > most:
+        return None
+    first_a = np.empty(groups, dtype=np.intp)
+    cdef Py_ssize_t[::1] first = first_a
+    cdef Py_ssize_t seen = 0
+    for i in range(n):
+        if ids[i] == seen:  # first appearances come in order: 0, 1, 2, ...
+            first[seen] = i
+            seen += 1
+            if seen == groups:
+                break
+    return ids_a, first_a

@@ -59,7 +59,7 @@ import math
 
 import numpy as np
 
-from ._front import TooManyStates, pareto_dp  # the DP, compiled
+from ._front import TooManyStates, pair_groups, pareto_dp  # the DP and the grouping, compiled
 from ._grid import floor_grid
 
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
@@ -86,24 +86,37 @@ _BOUND_SLACK = 1e-9
 
 def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     """Group items by (weight, value): (type of each item, first item of each
-    type), or None when there are more than ``max_types`` pairs. O(n log n)
-    (a quick reject on the first items first)."""
+    type), types numbered in (weight, value) order, or None when there are
+    more than ``max_types`` pairs. Expected O(n): a quick reject on the
+    first items, then hashing (``_front.pair_groups``)."""
     n = w.size
     head = min(n, 8 * max_types)
     if _pairs(w[:head], v[:head]) > max_types:
         return None
+    if w.dtype != np.float64 or v.dtype != np.float64:  # exact integers beyond float64: sort them
+        return _group_sorted(w, v, max_types)
+    found = pair_groups(np.ascontiguousarray(w), np.ascontiguousarray(v), max_types)
+    if found is None:
+        return None
+    ids, first = found
+    rank = np.lexsort((v[first], w[first]))  # the groups in (weight, value) order
+    label = np.empty(rank.size, dtype=np.int64)
+    label[rank] = np.arange(rank.size)
+    return label[ids], first[rank].astype(np.int64)
+
+
+def _group_sorted(w: np.ndarray, v: np.ndarray, max_types: int):
+    """``group`` by a sort on (weight, value): for any comparable dtype."""
     order = np.lexsort((v, w))
     ws, vs = w[order], v[order]
-    new = np.empty(n, dtype=bool)
+    new = np.empty(w.size, dtype=bool)
     new[:1] = True
     new[1:] = (ws[1:] != ws[:-1]) | (vs[1:] != vs[:-1])
     if int(new.sum()) > max_types:
         return None
-    label = np.cumsum(new) - 1
-    kind = np.empty(n, dtype=np.int64)
-    kind[order] = label
-    first = order[new]
-    return kind, first
+    kind = np.empty(w.size, dtype=np.int64)
+    kind[order] = np.cumsum(new) - 1
+    return kind, order[new]
 
 
 def _pairs(w: np.ndarray, v: np.ndarray) -> int:
@@ -184,7 +197,8 @@ class _Grouped:
         self.V = [float(x) for x in V]
         self.Gf = [float(x) for x in G]
         self.counts = counts.astype(np.int64)
-        order = np.argsort(kind, kind="stable")
+        small = np.int8 if self.T <= 127 else np.int16 if self.T <= 32767 else np.int64
+        order = np.argsort(kind.astype(small), kind="stable")  # radix sort on small ints
         self.pos = np.split(order, np.cumsum(counts)[:-1])
         self.kind = kind
         # Efficiency order (ties by type number: it steers the search only).

@@ -2,11 +2,12 @@ import numpy as np
 
 LIMB: int
 
-def merge(
-    h: np.ndarray, lo: np.ndarray, V: np.ndarray, ph: int, pl: int, pv: float, Jh: int, Jl: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]: ...
-def lp_keep(
-    h: np.ndarray, lo: np.ndarray, V: np.ndarray, Jh: int, Jl: int, cw: np.ndarray, cv: np.ndarray, eff: np.ndarray,
-    thr: float,
-) -> np.ndarray: ...
-def fill_one_limb(lo: np.ndarray, Jl: int, g: int, most: int) -> np.ndarray: ...
+class TooManyStates(Exception): ...
+
+def pareto_dp(
+    piece_t: np.ndarray, piece_q: np.ndarray, piece_w: list[int], piece_v: np.ndarray, J: int,
+    last: tuple[int, int, int, float], near: tuple[int, int, int] | None, left: np.ndarray,
+    eff_types: np.ndarray, eff_G: np.ndarray, eff_V: np.ndarray, eff_e: np.ndarray,
+    target: float | None, lower: float, tol: float, slack: float, max_states: int,
+) -> tuple[np.ndarray | None, int]: ...
+def pair_groups(w: np.ndarray, v: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray] | None: ...

@@ -8,6 +8,10 @@ on W, and it also runs on unquantised real weights (``scale=None``).
 Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``
 and, for step 3, ``_canonical.pyx``; GIL released):
 
+0. **The core.** After the efficiency sort, the greedy set's value and the
+   Dantzig bound at the break fix the items no optimal set can change
+   (``_core.py``); when at most 15% of the items stay free (uncorrelated,
+   weakly correlated, similar weights) the steps below run on those alone.
 1. **OPT.** Items in efficiency order (runtime / memory; ties in any
    deterministic order, which steers the search but never the answer); the
    break item ``b`` is the first that no longer fits. Starting from the break

@@ -53,7 +53,7 @@ CORE_SHARE = 0.15
 #: When the greedy bound leaves more than this share free, the weight bound
 #: is loose: the kernel's short trial of ``optimum`` is skipped (it ran out
 #: of its states on every such instance measured, almost strongly correlated
-#: and circle items, at 0.3-2.6 ms each).
+#: and circle items, at 0.2-2.6 ms each).
 LOOSE = 0.5
 
 

@@ -1,7 +1,5 @@
 import numpy as np
 
-LIMB: int
-
 class TooManyStates(Exception): ...
 
 def pareto_dp(

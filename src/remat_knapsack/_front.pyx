@@ -38,9 +38,6 @@ cdef extern from *:
     """
     ctypedef long long i128  # Cython's view; the C type is __int128
 
-#: Bits of the low limb ``_types`` splits its exact weights into.
-LIMB = 61
-
 # pareto_dp's result codes
 cdef enum:
     FOUND = 0        # a state reached the target (no target: the best state)
@@ -297,7 +294,7 @@ cdef void _witness(const Steps* s, const Pieces* p, const Run* r, int64_t* y) no
 
 
 cdef i128 _i128(x) except? -1:
-    """A Python int below 2**104 as i128 (by two 61-bit limbs)."""
+    """A Python int below 2**104 as i128 (by two 61-bit halves)."""
     return (<i128>(<int64_t>(x >> 61)) << 61) | <i128>(<int64_t>(x & ((1 << 61) - 1)))
 
 

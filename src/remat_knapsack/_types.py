@@ -145,7 +145,7 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):
         G, J = [int(x) for x in w[first].tolist()], int(cap)
     else:
         G, J = [floor_grid(x, e) for x in w[first].tolist()], floor_grid(cap, e)  # exact
-    per_state = 16 * (3 + len(G))  # two limbs, a value, a parent and a flag; twice in a merge
+    per_state = 16 * (3 + len(G))  # conservative: the DP holds two fronts of 24 bytes and 5 bytes of records a state
     budget = max(1, min(MAX_STATES, max_states * state_bytes // per_state))
     res = solve_grouped(kind, G, v[first].tolist(), J, integral, tol, budget)
     if res is None:
@@ -160,7 +160,7 @@ def solve_types(g, v, cap: int, integral: bool, tol: float, max_states: int):
     """Exact canonical set of items with exact integer weights ``g`` (ints or
     integer-valued floats), values ``v`` and capacity ``cap``, grouped by
     type. Returns (chosen positions, stats), or None when the items have more
-    than ``MAX_TYPES`` pairs, their total does not fit two limbs, or a probe
+    than ``MAX_TYPES`` pairs, their total is 2**104 or more, or a probe
     outgrows ``max_states`` (the caller then solves item by item)."""
     g = np.asarray(g)
     kg = group(g, v)

@@ -51,11 +51,11 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--toggle", choices=["core", "loose", "quick"], default="core")
     a = p.parse_args()
-    on_size, on_loose = sparse._CORE_MIN_ITEMS, _core.LOOSE
+    on_size, on_loose = _core.MIN_ITEMS, _core.LOOSE
 
     def turn(on: bool) -> None:
         if a.toggle == "core":
-            sparse._CORE_MIN_ITEMS = on_size if on else 1 << 62
+            _core.MIN_ITEMS = on_size if on else 1 << 62
         elif a.toggle == "loose":
             _core.LOOSE = on_loose if on else 2.0  # never loose: the trial always runs
         else:

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import brute_force, knob_against_dp, small_instances
 
-from remat_knapsack import _core, solve, sparse
+from remat_knapsack import _core, solve
 
 
 def _optimal_sets(w, v, c):
@@ -31,12 +31,12 @@ def _optimal_sets(w, v, c):
 @contextlib.contextmanager
 def _core_everywhere():
     """The core on every instance, however many items it holds."""
-    old = sparse._CORE_MIN_ITEMS, _core.CORE_SHARE
-    sparse._CORE_MIN_ITEMS, _core.CORE_SHARE = 1, 1.0
+    old = _core.MIN_ITEMS, _core.CORE_SHARE
+    _core.MIN_ITEMS, _core.CORE_SHARE = 1, 1.0
     try:
         yield
     finally:
-        sparse._CORE_MIN_ITEMS, _core.CORE_SHARE = old
+        _core.MIN_ITEMS, _core.CORE_SHARE = old
 
 
 @settings(max_examples=300, deadline=None)

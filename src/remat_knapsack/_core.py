@@ -75,7 +75,7 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     # ``decided`` with mu = 0, rearranged: item i is fixed in when d_i > gap,
     # out when d_i < -gap (the same bound and rounding allowance); gap >= 0
     # for a reachable LB (L bounds every set), kept at 0 at worst
-    gap = max(0.0, L + _TOL["abs_slack"] + _TOL["rel_lp"] * (abs(L) + float(np.abs(d).sum())) - (lower - tol))
+    gap = max(0.0, L + _allowance(L, d, 0.0, _TOL["rel_lp"]) - (lower - tol))
     fixed = np.flatnonzero(d > gap)
     return np.flatnonzero(np.abs(d) <= gap), fixed, c - float(w[fixed].sum())
 
@@ -96,5 +96,12 @@ def decided(w, v, c, lam, mu, k, rel, thr):
     d = v - lam * w - mu
     gain = np.maximum(d, 0)
     L = lam * c + mu * k + float(gain.sum())
-    sl = _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    sl = _allowance(L, d, mu, rel)
     return d, L - gain + sl < thr, L + np.minimum(d, 0) + sl < thr
+
+
+def _allowance(L: float, d: np.ndarray, mu: float, rel: float) -> float:
+    """The rounding allowance of a Lagrangian bound L over reduced profits
+    d (multiplier mu): ``rel`` times the magnitudes summed, plus the absolute
+    slack."""
+    return _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])

@@ -299,7 +299,7 @@ cdef i128 _i128(x) except? -1:
 
 
 def pareto_dp(const int64_t[::1] piece_t, const int64_t[::1] piece_q, list piece_w,
-              const double[::1] piece_v, J, tuple last, near, int64_t[::1] left,
+              const double[::1] piece_v, J, tuple last, near, const int64_t[::1] left,
               const int64_t[::1] eff_types, const double[::1] eff_G, const double[::1] eff_V,
               const double[::1] eff_e, target, double lower, double tol, double slack,
               Py_ssize_t max_states):

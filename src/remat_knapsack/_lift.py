@@ -42,6 +42,15 @@ import numpy as np
 SPLIT_AGAIN = 8
 
 
+def count_bound_at(w: np.ndarray, v: np.ndarray, cap: float, k: int, lam: float) -> float:
+    """The count bound at one lam >= 0 on every set of exactly k of the
+    items (w, v) within ``cap``: lam cap plus the k largest v - lam w (any
+    lam >= 0 bounds them; the best one is searched by ``count_bound``).
+    One selection, O(n)."""
+    d = v - lam * w
+    return lam * cap + float(np.partition(d, d.size - k)[d.size - k:].sum())
+
+
 class Lift:
     """The lift of one instance: items (``w``, ``v``; float64, integer
     weights > 0) within ``c``; ``m``: the most items that fit.
@@ -86,9 +95,8 @@ class Lift:
         k = m - a
         if k == 0 or e - a == k:
             return float(self.cv[a + k]), 0.0  # every free item is in (it fits: slack >= 0)
-        if at is not None:  # lam (cap - x(a)) + the k largest v - lam w of the free items
-            d = self.v[a:e] - at * w[a:e]
-            return float(at * (cap - cw[a]) + np.partition(d, d.size - k)[d.size - k:].sum() + self.cv[a]), at
+        if at is not None:  # at lam: lam (cap - x(a)) + the k largest v - lam w of the free items
+            return count_bound_at(w[a:e], self.v[a:e], cap - cw[a], k, at) + float(self.cv[a]), at
         L, lam, _ = self.count_bound(w[a:e], self.v[a:e], cap - cw[a], k, self.lams.get(place, (self.hint,))[0])
         if lam > 0:
             self.lams[place] = (lam, self.lams.get(place, (lam,))[0])

@@ -291,7 +291,8 @@ class _Grouped:
         return self.value(z), z
 
     def value(self, y) -> float:
-        return math.fsum(k * v for k, v in zip(y.tolist(), self.V))  # noqa: B905
+        """The value of count vector ``y`` (an array or a list), correctly rounded."""
+        return math.fsum(k * v for k, v in zip(y.tolist() if isinstance(y, np.ndarray) else y, self.V))  # noqa: B905
 
     def greedy(self, b: list, J: int):
         """Greedy in efficiency order, exact: a feasible y and its value
@@ -301,7 +302,7 @@ class _Grouped:
             k = min(b[t], J // self.G[t])
             y[t] = k
             J -= k * self.G[t]
-        return np.array(y, dtype=np.int64), math.fsum(k * v for k, v in zip(y, self.V))  # noqa: B905
+        return np.array(y, dtype=np.int64), self.value(y)
 
     def lp(self, b: list, R: float):
         """Dantzig's bound: the best fractional fill of capacity R (float),
@@ -481,14 +482,10 @@ class _Grouped:
         pt = np.array([t for t, _ in pieces], dtype=np.int64)
         pq = np.array([q for _, q in pieces], dtype=np.int64)
         pv = np.array([q * self.V[t] for t, q in pieces])
-        g = self.G[last]
-        fill = None
-        if near and last in near:
-            _, k, delta, cnt = near[last]
-            fill = (k, delta, cnt)
+        fill = near[last][1:] if near and last in near else None  # (k, delta, count) of the near class
         y, peak = pareto_dp(
-            pt, pq, [q * self.G[t] for t, q in pieces], pv, J, (last, g, int(b[last]), self.V[last]), fill,
-            b.astype(np.int64), self._eff_types, self._eff_G, self._eff_V, self._eff_e,
+            pt, pq, [q * self.G[t] for t, q in pieces], pv, J, (last, self.G[last], int(b[last]), self.V[last]), fill,
+            np.ascontiguousarray(b, dtype=np.int64), self._eff_types, self._eff_G, self._eff_V, self._eff_e,
             None if target is None else float(target), float(lower), self.tol, self.slack, self.max_states,
         )
         self.peak = max(self.peak, peak)

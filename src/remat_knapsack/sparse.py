@@ -297,11 +297,10 @@ from typing import Any
 import numpy as np
 
 from . import _canonical, _core, _sparse
-from ._core import MIN_ITEMS as _CORE_MIN_ITEMS
 from ._core import core, decided, worth_it
 from ._fsum import fsum
 from ._grid import grid_exponent as _grid_exponent
-from ._lift import Lift
+from ._lift import Lift, count_bound_at
 from ._lines import find_lines
 from ._real import solve_real
 from ._states import STATE_BYTES, max_states_within, sparse_bytes, state_error
@@ -464,7 +463,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
     b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
-    found = core(w, v, ws, vs, c, b, tol) if n >= _CORE_MIN_ITEMS and b < n else None
+    found = core(w, v, ws, vs, c, b, tol) if n >= _core.MIN_ITEMS and b < n else None
     loose = found is not None and found[0].size > _core.LOOSE * n  # the weight bound is loose
     if found is not None and worth_it(found[0], n):  # bounds fix all but a few items: the kernel on those alone
         idx, fixed_in, room = found
@@ -585,9 +584,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
         near = bounds.get(k + 1) or bounds.get(k - 1)
         if not _QUICK_BOUNDS or near is None or near[1] <= 0 or not 1 <= k <= kmax or k in bounds:
             return False
-        lam = near[1]
-        top = float(np.partition(vs - lam * ws, n - k)[n - k:].sum())
-        return lam * c + top + sl < z - tol
+        return count_bound_at(ws, vs, c, k, near[1]) + sl < z - tol
 
     lift = None
     lift_first = False  # the last count tried by its lift fell to it: the next one tries it first

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import knob, knob_against_dp, off_and_on
 
-from remat_knapsack._canonical import _configure_fill_bits, _count_fill_py
+from remat_knapsack._canonical import _configure_fill_bits, _configure_fill_greedy, _count_fill_py, _fill_greedy_py
 
 FILL_NONE, FILL_FOUND, FILL_UNREAD = 0, 1, 2
 
@@ -56,6 +56,55 @@ def test_count_fill_walk_and_edges():
         _count_fill_py(w, 3, 59, 70)
     with pytest.raises(ValueError, match="m="):
         _count_fill_py(w, 0, 0, 0)
+
+
+@settings(max_examples=600, deadline=None)
+@given(cases)
+def test_fill_greedy_finds_only_real_fills(case):
+    # A miss proves nothing, but a set found is m items in the range; and
+    # one is found whenever the range holds the lightest m items moved by
+    # one swap of the heaviest out-item for the lightest in-item.
+    w, m, above, width = case
+    w = sorted(w)
+    least = sum(w[:m])
+    lo, hi = least + above + 1, least + above + 1 + width
+    x = _fill_greedy_py(np.array(w, dtype=float), m, lo, hi)
+    if x is not None:
+        assert x.sum() == m and lo <= np.array(w)[x.astype(bool)].sum() <= hi
+    if m < len(w) and lo <= least + w[-1] - w[0] <= hi:
+        assert x is not None
+
+
+def test_fill_greedy_on_dense_weights():
+    # Weights 1..2000 (n = 2000), m = 500: every sum between the least and
+    # the most of 500 items is some 500 of them; the greedy reaches each
+    # range tried, exact ones included, in its O(n) pass.
+    w = np.arange(1.0, 2001.0)
+    m = 500
+    least, most = int(w[:m].sum()), int(w[-m:].sum())
+    for lo in [least + 1, least + 7, (least + most) // 2, most - 3, most]:
+        for width in [0, 5]:
+            x = _fill_greedy_py(w, m, lo, min(lo + width, most))
+            assert x is not None, (lo, width)
+            assert x.sum() == m and lo <= w[x.astype(bool)].sum() <= min(lo + width, most)
+    assert _fill_greedy_py(w, m, most + 1, most + 10) is None  # beyond every 500-set
+    with pytest.raises(ValueError, match="least sum"):
+        _fill_greedy_py(w, m, least, least + 5)
+
+
+def test_fill_greedy_answers_the_first_questions_at_scale():
+    # Strongly correlated, n=10^4, R=10^6: the pass's first questions lie far
+    # above the least sum of m (wide bit sets); the greedy answers them, and
+    # the set is the same with it off.
+    off, on = off_and_on("strongly", 10_000, 10**6, 0, knob(_configure_fill_greedy, False))
+    assert off.stats["fill_greedy"] == 0 and on.stats["fill_greedy"] > 0
+
+
+@pytest.mark.parametrize("on", [False, True])
+def test_canonical_pass_with_fill_greedy_against_dp(on):
+    answered = knob_against_dp(930 + on, lambda rng: knob(_configure_fill_greedy, on), "fill_greedy",
+                               n_max=150, tries=120, families=["strongly"])
+    assert (answered > 0) == on
 
 
 @pytest.mark.parametrize("work", [0, 1 << 22])

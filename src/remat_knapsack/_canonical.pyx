@@ -33,7 +33,8 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memset
 
 from ._class_counts cimport ClassCounts, cc_bound
-from ._count_fill cimport FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_layers, fill_setup, fill_work, walk_sum
+from ._count_fill cimport (FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_greedy, fill_layers, fill_setup,
+                           fill_work, walk_sum)
 from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
@@ -67,6 +68,8 @@ cdef struct Scan:
     const double* d_w           # ... their weights in that order
     const double* d_v           # ... and values
     const Py_ssize_t* w_rank    # ... by ascending weight
+    const double* w_w           # ... their weights in that order (streamed, not gathered)
+    const double* w_v           # ... and values
     const Py_ssize_t* by_v      # ... by descending value (count structures)
     const double* by_v_v        # ... their values in that order
     const Py_ssize_t* w_pos     # 1-based positions in the weight tree
@@ -105,10 +108,12 @@ cdef struct Scan:
     bint on_line                # the free items lie on the count multipliers' line (the count bound is exact)
     bint sums                   # every free item's value is its weight (subset sum) ...
     double offset               # ... or its weight plus this D > 0 (strongly correlated; else 0) ...
+    double gap                  # ... or plus this D < 0 (inverse strongly correlated; else 0; ``_fill_fewest``)
     uint64_t* bits              # ... the bit sets' layers then (``_sums_question``, ``_fill_question``), else NULL ...
     Py_ssize_t bits_cap         # ... and their words (0: no bit sets)
     Py_ssize_t bit_runs         # questions the bit sets answered
     Py_ssize_t fill_runs        # ... the count-fill bit sets (``_fill_question``)
+    Py_ssize_t greedy_fills     # ... answered by ``fill_greedy`` (a yes, in O(n))
     Py_ssize_t proved_at        # ``_least_prefix`` proved that no set lies below this item ...
     double proved_tgt           # ... for this target
     Py_ssize_t complements      # decide runs asked of the complement (``_complement``) that found a set
@@ -220,17 +225,18 @@ cdef Py_ssize_t _gather_light(Scan* s, bint by_weight, Py_ssize_t k, double vcap
     v / w (the swapped run's efficiency order), or (``by_weight``, on
     subset-sum items only) by ascending weight, in O(their count). Returns
     their count."""
-    cdef Py_ssize_t q, m, nsub = 0
+    cdef Py_ssize_t q, p, m, nsub = 0
+    cdef const Py_ssize_t* rank = s.w_rank if by_weight else s.eff_rank
+    cdef const double* rw = s.w_w if by_weight else s.eff_w
+    cdef const double* rv = s.w_v if by_weight else s.eff_v
     for q in range(s.nu):
-        if by_weight:
-            m = s.w_rank[q]
-            if s.fw[m] > vcap:  # weight = value: the rest are heavier
-                break
-        else:
-            m = s.eff_rank[s.nu - 1 - q]
-        if m < k and s.fv[m] <= vcap:
-            s.sw[nsub] = s.fv[m]
-            s.sv[nsub] = s.fw[m]
+        p = q if by_weight else s.nu - 1 - q
+        if by_weight and rw[p] > vcap:  # weight = value: the rest are heavier
+            break
+        m = rank[p]
+        if m < k and rv[p] <= vcap:
+            s.sw[nsub] = rv[p]
+            s.sv[nsub] = rw[p]
             s.sr[nsub] = m
             nsub += 1
     return nsub
@@ -288,6 +294,16 @@ cdef Py_ssize_t FILL_BITS_FIRST = 1 << 17
 # items whose history fits (``_fill_near``; docs/sparse.md 0.10).
 cdef Py_ssize_t FILL_NEAR_SWAPS = 2
 cdef Py_ssize_t FILL_NEAR_WORK = 1 << 19  # its word operations at most (the items it takes)
+# Before the bit sets: ``_count_fill.fill_greedy``'s O(n) yes.
+cdef bint FILL_GREEDY = True
+
+
+def _configure_fill_greedy(bint on):
+    """Test and benchmark knob: ``FILL_GREEDY``. Returns the old setting."""
+    global FILL_GREEDY
+    old = FILL_GREEDY
+    FILL_GREEDY = on
+    return old
 
 
 def _configure_fill_bits(Py_ssize_t work, Py_ssize_t near=2):
@@ -310,8 +326,8 @@ cdef Py_ssize_t _gather_by_weight(Scan* s, Py_ssize_t k) noexcept nogil:
     for q in range(s.nu):
         m = s.w_rank[q]
         if m < k:
-            s.sw[nsub] = s.fw[m]
-            s.sv[nsub] = s.fv[m]
+            s.sw[nsub] = s.w_w[q]
+            s.sv[nsub] = s.w_v[q]
             s.sr[nsub] = m
             nsub += 1
     return nsub
@@ -322,7 +338,9 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     free items below k hold a set reaching s.tgt within s.j, when only the
     most of them that fit, m, can (m - 1 items are worth at most
     j + D (m - 1)): some m of them with a weight in [tgt - D m, j], by
-    ``_count_fill``'s bit sets. The two-list search first when those would
+    ``_count_fill``'s greedy (an O(n) yes), then its bit sets. (On inverse
+    strongly correlated items, D < 0, ``_fill_fewest``'s greedy yes only.)
+    The two-list search first when the bit sets would
     cost more (FILL_BITS_FIRST); beyond FILL_BITS_WORK, or without room in
     the bit sets' memory (``bits_cap``) for the history a yes is read back
     from, only ``_fill_near``. Returns LEAVE_OUT (s.Sf the set found, every
@@ -332,6 +350,8 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     cdef Py_ssize_t nsub, m = 0, q, work
     cdef double least = 0.0, need = s.tgt - s.tol, lo
     cdef bint fits, keep
+    if s.gap < 0.0 and FILL_GREEDY and FILL_BITS_WORK > 0:
+        return _fill_fewest(s, k)
     if s.offset <= 0.0 or s.bits_cap == 0 or FILL_BITS_WORK == 0:
         return 0
     nsub = _gather_by_weight(s, k)
@@ -348,6 +368,10 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
             s.sx[q] = q < m
         _new_witness(s, k, k, nsub, False)
         return LEAVE_OUT
+    if FILL_GREEDY and fill_greedy(s.sw, nsub, m, <Py_ssize_t>least, <Py_ssize_t>lo, <Py_ssize_t>floor(s.j), s.sx):
+        s.greedy_fills += 1
+        _new_witness(s, k, k, nsub, False)
+        return LEAVE_OUT
     fill_setup(&f, s.sw, nsub, m, <Py_ssize_t>(lo - least), <Py_ssize_t>(floor(s.j) - least), s.hint)
     fits = fill_layers(&f) <= s.bits_cap
     keep = fits and f.t + 1 <= s.bits_cap // fill_layers(&f)
@@ -361,6 +385,35 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     if keep and work <= FILL_BITS_WORK:
         return _fill_answer(s, pool, k, nsub, &f, True, work)
     return _fill_near(s, pool, k, nsub, &f)
+
+
+cdef Py_ssize_t _fill_fewest(Scan* s, Py_ssize_t k) noexcept nogil:
+    """On inverse strongly correlated items (v = w + D, D = ``s.gap`` < 0) a
+    set of c items is worth its weight plus D c, so the free items below k
+    reach s.tgt within s.j with some c items weighing in [tgt - D c, j].
+    Tried greedily for c, the fewest whose heaviest c reach the target
+    (``fill_greedy`` from the lightest c): LEAVE_OUT with the set found
+    (s.Sf), or 0 (a miss proves nothing; the runs decide)."""
+    cdef Py_ssize_t nsub = _gather_by_weight(s, k), c = 0, q
+    cdef double top = 0.0, least = 0.0, need = s.tgt - s.tol, lo, hi = floor(s.j)
+    while c < nsub and top + s.gap * c < need:
+        top += s.sw[nsub - 1 - c]
+        c += 1
+    if c == 0 or top + s.gap * c < need:
+        return 0  # the empty set, or not even all of them
+    for q in range(c):
+        least += s.sw[q]
+    lo = ceil(need - s.gap * c)
+    if least > hi or lo > hi:
+        return 0
+    if least < lo and not fill_greedy(s.sw, nsub, c, <Py_ssize_t>least, <Py_ssize_t>lo, <Py_ssize_t>hi, s.sx):
+        return 0
+    if least >= lo:  # the lightest c
+        for q in range(nsub):
+            s.sx[q] = q < c
+    s.greedy_fills += 1
+    _new_witness(s, k, k, nsub, False)
+    return LEAVE_OUT
 
 
 cdef Py_ssize_t _fill_answer(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t nsub, const Fill* f, bint keep,
@@ -728,8 +781,14 @@ cdef tuple _count_structures(fw_a, fv_a, w_rank_a, const Card* card, bint counts
     if not counts:
         one = np.zeros(1, dtype=np.intp)
         return one, one, one, np.zeros((2, 1, 2)), np.zeros(1), np.zeros(1)
-    # descending values, ties in any order: only sums and counts are read
-    by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
+    # descending values, ties in any order: only sums and counts are read.
+    # Where the values follow the weights (strongly correlated, subset sum,
+    # profit ceiling) the weight order read backwards is one, with no sort.
+    v_by_w = fv_a[w_rank_a]
+    if v_by_w.shape[0] and bool(np.all(v_by_w[1:] >= v_by_w[:-1])):
+        by_v_a = np.ascontiguousarray(w_rank_a[::-1])
+    else:
+        by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
     return (by_v_a,) + _count_trees(fw_a, fv_a, w_rank_a, by_v_a, card.lam, card.mu, card.mu < 0)
 
 
@@ -1532,6 +1591,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
     cdef const double[::1] eff_w = fw_a[eff_rank_a], eff_v = fv_a[eff_rank_a]
+    cdef const double[::1] w_w = fw_a[w_rank_a], w_v = fv_a[w_rank_a]
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef const double[::1] by_v_v = fv_a[by_v_a] if s.counts else np.zeros(1)
@@ -1547,7 +1607,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
     s.sums = s.integral and nu > 0 and bool(np.array_equal(fw_a, fv_a))
     gap_a = fv_a - fw_a  # (exact: integers below 2**53 when integral)
-    s.offset = float(gap_a[0]) if s.integral and nu > 0 and gap_a[0] > 0 and bool(np.all(gap_a == gap_a[0])) else 0.0
+    on_one_gap = s.integral and nu > 0 and bool(np.all(gap_a == gap_a[0]))
+    s.offset = float(gap_a[0]) if on_one_gap and gap_a[0] > 0 else 0.0
+    s.gap = float(gap_a[0]) if on_one_gap and gap_a[0] < 0 else 0.0
     s.two_half = TWO_LISTS_HALF if s.integral else 0  # the workspace's: a knob set meanwhile cannot overrun it
     cdef uint8_t[::1] two_work = _two_lists_work(s.two_half)
     # the bit sets within SUMS_BITS_WORDS and the memory the states may still grow into
@@ -1558,7 +1620,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
-    s.eff_w, s.eff_v, s.d_w, s.d_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0]
+    s.eff_w, s.eff_v, s.d_w, s.d_v, s.w_w, s.w_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0], &w_w[0], &w_v[0]
     s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
     s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
     s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
@@ -1592,7 +1654,7 @@ cdef void _report(const Scan* s, dict stats):
                  unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, unique_windowed=s.uniq_windowed,
                  windows=s.windows, windows_found=s.windows_found,
                  two_lists=s.two_tries, two_lists_found=s.two_found, sums_bits=s.bit_runs,
-                 fill_bits=s.fill_runs)
+                 fill_bits=s.fill_runs, fill_greedy=s.greedy_fills)
 
 
 def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,
@@ -1641,6 +1703,25 @@ def _subset_bits_py(const double[::1] w, Py_ssize_t lo, Py_ssize_t hi):
     with nogil:
         r = subset_sum_bits(&w[0] if n else NULL, n, lo, hi, &layers[0], &xv[0] if n else NULL)
     return x if r == 1 else None
+
+
+def _fill_greedy_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t hi):
+    """For tests: ``_count_fill.fill_greedy`` on integer weights ``w``
+    (ascending), lo above the least sum of m. Returns the set found as a
+    uint8 array, or None."""
+    cdef Py_ssize_t n = w.shape[0], q, least = 0
+    if not 1 <= m <= n:
+        raise ValueError(f"need 1 <= m <= n = {n}, not m={m}")
+    for q in range(m):
+        least += <Py_ssize_t>w[q]
+    if not least < lo <= hi:
+        raise ValueError(f"need {least} (the least sum of m) < lo <= hi, not lo={lo}, hi={hi}")
+    x = np.zeros(n, dtype=np.uint8)
+    cdef uint8_t[::1] xv = x
+    cdef bint found
+    with nogil:
+        found = fill_greedy(&w[0], n, m, least, lo, hi, &xv[0])
+    return x if found else None
 
 
 def _count_fill_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t hi, bint keep=True):

@@ -25,6 +25,16 @@ hundred words: about a word operation where a state-list run keeps a state.
 
 O(t (2b + 1) (hi - least) / 64) time for the t items in the walk, and
 (2b + 1) layers, or (t + 1) (2b + 1) with the history kept to read a set back.
+
+``fill_greedy`` answers the same question's easy yes in O(n), where the
+range lies far above the least sum and the bit sets would be wide: slide a
+window of m consecutive items (by weight) up while its sum stays within the
+range's top, then look for one last swap, by two pointers over the weights:
+a window item out and a heavier item above the window in, whose gain lands
+in the range; or, from the next window (over the top), a window item out
+and a lighter one below it in, whose loss does. On dense weights (the
+canonical pass's first questions at n = 10^4 and 10^5) it nearly always
+finds one; a miss proves nothing.
 """
 
 from libc.stdint cimport uint8_t, uint64_t
@@ -53,6 +63,68 @@ cdef struct Fill:
     Py_ssize_t t        # ... its length (distance <= dhi)
     Py_ssize_t b        # the most swaps
     Py_ssize_t words    # one layer's words (sums 0..dhi)
+
+
+cdef inline bint _swap_up(const double* w, Py_ssize_t i, Py_ssize_t m, Py_ssize_t n, Py_ssize_t glo,
+                          Py_ssize_t ghi, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
+    """An item a in [i, m) and an item b in [m, n) (weights ascending) with
+    w[b] - w[a] in [glo, ghi], glo > 0: True with them, by two pointers (as a
+    grows, the least b whose gain reaches glo does not fall). O(n - i)."""
+    cdef Py_ssize_t q = m
+    a[0] = i
+    while a[0] < m:
+        while q < n and <Py_ssize_t>w[q] - <Py_ssize_t>w[a[0]] < glo:
+            q += 1
+        if q == n:
+            return False  # heavier window items only gain less
+        if <Py_ssize_t>w[q] - <Py_ssize_t>w[a[0]] <= ghi:
+            b[0] = q
+            return True
+        a[0] += 1
+    return False
+
+
+cdef inline bint _swap_down(const double* w, Py_ssize_t i, Py_ssize_t m, Py_ssize_t glo, Py_ssize_t ghi,
+                            Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
+    """An item a in [i, m) and an item b in [0, i) (weights ascending) with
+    w[a] - w[b] in [glo, ghi], glo > 0: True with them, by two pointers (as a
+    falls, the heaviest b whose loss reaches glo does not rise). O(m)."""
+    cdef Py_ssize_t q = i - 1
+    a[0] = m - 1
+    while a[0] >= i:
+        while q >= 0 and <Py_ssize_t>w[a[0]] - <Py_ssize_t>w[q] < glo:
+            q -= 1
+        if q < 0:
+            return False  # lighter window items only lose less
+        if <Py_ssize_t>w[a[0]] - <Py_ssize_t>w[q] <= ghi:
+            b[0] = q
+            return True
+        a[0] -= 1
+    return False
+
+
+cdef inline bint fill_greedy(const double* w, Py_ssize_t n, Py_ssize_t m, Py_ssize_t least, Py_ssize_t lo,
+                             Py_ssize_t hi, uint8_t* x) noexcept nogil:
+    """Some m of the n items (integer weights, ascending; the lightest m sum
+    to ``least`` < lo <= hi) with a sum in [lo, hi], greedily (module docs):
+    True with the set in x, False when missed (proves nothing). O(n)."""
+    cdef Py_ssize_t s = 0, cur = least, a = -1, b = -1, q, over
+    while s + m < n and cur + (<Py_ssize_t>w[s + m] - <Py_ssize_t>w[s]) <= hi:
+        cur += <Py_ssize_t>w[s + m] - <Py_ssize_t>w[s]
+        s += 1  # the window [s, s + m) weighs cur
+    if cur < lo and not _swap_up(w, s, s + m, n, lo - cur, hi - cur, &a, &b):
+        if s + m == n:
+            return False  # the heaviest m: no window above
+        over = cur + (<Py_ssize_t>w[s + m] - <Py_ssize_t>w[s])  # the next window, above hi
+        s += 1
+        if not _swap_down(w, s, s + m, over - hi, over - lo, &a, &b):
+            return False
+    for q in range(n):
+        x[q] = s <= q < s + m
+    if a >= 0:
+        x[a] = 0
+        x[b] = 1
+    return True
 
 
 cdef inline Py_ssize_t _dist(const Fill* f, Py_ssize_t q) noexcept nogil:

@@ -160,13 +160,22 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    minus out) back at 0: one bit set per balance, over the sums up to
    j minus the lightest m's weight, the items taken by ascending distance
    (balanced subset sums, Pisinger, J. Algorithms 33, 1999;
-   ``_count_fill.pxd``). It is asked before anything else while it costs
-   at most 2^22 word operations with room for its history (every step's
-   layers, to read a yes back), or 2^17 without; above 2^17 the two lists
-   go first. Without room for the history, a search with at most two more
-   items in than out (or out than in) at any step, over the nearest items
-   whose history fits, may still find a set (a miss proves nothing; the
-   runs decide).
+   ``_count_fill.pxd``). Its easy yes comes first, in O(n): a window of m
+   consecutive items by weight slid up while it fits, then one last swap
+   with an item above it (or, from the next window, below it) whose gain
+   lands in the range, found by two pointers (``fill_greedy``); on dense
+   weights, where the range lies far above the lightest m's weight and the
+   bit sets would be wide, it nearly always finds one. Then the bit sets,
+   while they cost at most 2^22 word operations with room for their history
+   (every step's layers, to read a yes back), or 2^17 without; above 2^17
+   the two lists go first. Without room for the history, a search with at
+   most two more items in than out (or out than in) at any step, over the
+   nearest items whose history fits, may still find a set (a miss proves
+   nothing; the runs decide). On inverse strongly correlated items (one
+   D < 0: w = v + |D|) a c-set is worth w(S) + D c, fewer items are worth
+   more, and the same greedy asks for c items weighing in [tgt - D c, j],
+   c the fewest whose heaviest c reach the target (``_fill_fewest``; a
+   yes only).
    **Window runs.** On 16,384 free items or more, a decide run is preceded
    by the same question on the 512 of them nearest the break in efficiency
    order (those before the window kept, those after it left out), within

@@ -8,11 +8,13 @@ Usage::
     python benchmarks/bench_core.py --n 100000 --families uncorrelated weakly
     python benchmarks/bench_core.py --toggle loose       # the skipped trial (``_core.LOOSE``) instead
     python benchmarks/bench_core.py --toggle quick       # the count path's bound at a neighbour's lam
+    python benchmarks/bench_core.py --toggle fill --families strongly inverse_strongly --n 10000 100000
 
 With ``--toggle loose`` the core stays on and only the kernel's skipped
 trial of ``optimum`` on loose instances is turned on and off; with
 ``--toggle quick``, the count path's first bound at a neighbouring count's
-lam (``sparse._QUICK_BOUNDS``).
+lam (``sparse._QUICK_BOUNDS``); with ``--toggle fill``, the canonical pass's
+greedy count fills (``_canonical._configure_fill_greedy``).
 
 Prints per instance the median CPU time of each variant over ``--rounds``
 alternating rounds (each the median of ``--repeat`` solves), their ratio
@@ -26,7 +28,7 @@ import argparse
 import statistics
 import time
 
-from remat_knapsack import _core, instances, solve, sparse
+from remat_knapsack import _canonical, _core, instances, solve, sparse
 
 FAMILIES = ["uncorrelated", "weakly", "strongly", "inverse_strongly", "almost_strongly", "subset_sum",
             "similar_weights", "circle", "profit_ceiling", "multiple_strongly"]
@@ -49,7 +51,7 @@ def main() -> None:
     p.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--toggle", choices=["core", "loose", "quick"], default="core")
+    p.add_argument("--toggle", choices=["core", "loose", "quick", "fill"], default="core")
     a = p.parse_args()
     on_size, on_loose = _core.MIN_ITEMS, _core.LOOSE
 
@@ -58,8 +60,10 @@ def main() -> None:
             _core.MIN_ITEMS = on_size if on else 1 << 62
         elif a.toggle == "loose":
             _core.LOOSE = on_loose if on else 2.0  # never loose: the trial always runs
-        else:
+        elif a.toggle == "quick":
             sparse._QUICK_BOUNDS = on
+        else:
+            _canonical._configure_fill_greedy(on)
 
     print(f"| instance | {a.toggle} off | {a.toggle} on | on / off | core items | same set |")
     print("|---|---|---|---|---|---|")

@@ -536,7 +536,7 @@ cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
     path exactly s.kneed of them, and with the count structures the count
     bound of a decide run's root (-inf when that is below the target; its
     count goes to s.kmax)."""
-    cdef double ub = s.pre_v[k], lag, kk, goal, fk, fv_, slack
+    cdef double ub = s.pre_v[k], lag, slack
     cdef double sl = ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k])
     lag = s.lam * s.j + s.pre_d[k]
     if lag < ub:
@@ -554,20 +554,34 @@ cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
         # tried before the tree's descent, which it mostly saves.
         if s.qcard.mu >= 0 and _count_lag(s, k, s.kmax) + slack < s.tgt - s.tol:
             return -INFINITY
-        # kmax or kmin (the fewest of the most valuable that reach tgt), from the trees.
+        # The trees as they stand may still hold items from k up: more
+        # items, so a kmax no lower (a kmin no higher) and a bound no
+        # tighter, but often tight enough, and then the pass does not bring
+        # them down item by item (``_trees_below``).
+        if s.tree_k > k and _count_lag(s, k, _tree_count(s, k, False)) + slack < s.tgt - s.tol:
+            return -INFINITY
         _trees_below(s, k)
-        fen_within(&s.by_w, s.j, False, &fk, &fv_, &s.kmax)
-        if s.qcard.mu >= 0:
-            kk = s.kmax
-        else:
-            goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
-            fen_within(&s.by_val, goal, True, &fk, &fv_, &kk)
-            kk += 1
-            if s.pre_v[k] < goal:  # not even all of them
-                kk = INFINITY
-        if _count_lag(s, k, kk) + slack < s.tgt - s.tol:
+        if _count_lag(s, k, _tree_count(s, k, True)) + slack < s.tgt - s.tol:
             ub = -INFINITY
     return ub
+
+
+cdef double _tree_count(Scan* s, Py_ssize_t k, bint exact) noexcept nogil:
+    """The count of a decide run's root from the count trees: kmax, the most
+    of the lightest items within s.j, or (mu < 0) kmin, the fewest of the
+    most valuable that reach the target. ``exact``: the trees hold the free
+    items below k, and kmax is kept (``s.kmax``)."""
+    cdef double fk, fv_, kk, goal
+    fen_within(&s.by_w, s.j, False, &fk, &fv_, &kk)
+    if exact:
+        s.kmax = kk
+    if s.qcard.mu >= 0:
+        return kk
+    goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
+    fen_within(&s.by_val, goal, True, &fk, &fv_, &kk)
+    if s.pre_v[k] < goal:  # not even all of them
+        return INFINITY
+    return kk + 1
 
 
 cdef inline double _count_lag(const Scan* s, Py_ssize_t k, double kk) noexcept nogil:
@@ -862,6 +876,20 @@ cdef _lowest_copies(x_a, grp_a):
         x[q] = held[grp[q]] > 0
         held[grp[q]] -= x[q]
     return x_a
+
+
+cdef _weight_order(fw_a, eff_rank_a):
+    """The free items by ascending weight (ties in any order: groups of equal
+    weight stay together). On the items of a line (strongly correlated: v / w
+    falls as w grows; inverse strongly: it rises) that is the efficiency
+    order, or that order read backwards: checked in O(n), no sort."""
+    w_eff = fw_a[eff_rank_a]
+    if w_eff.shape[0] > 1:
+        if bool(np.all(w_eff[1:] >= w_eff[:-1])):
+            return eff_rank_a
+        if bool(np.all(w_eff[1:] <= w_eff[:-1])):
+            return np.ascontiguousarray(eff_rank_a[::-1])
+    return _sort_ascending_py(fw_a)
 
 
 cdef _filtered(rank_a, idx):
@@ -1564,7 +1592,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = _filtered(rank_a, order)
-    w_rank_a = _sort_ascending_py(fw_a)
+    w_rank_a = _weight_order(fw_a, eff_rank_a)
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
     # such an item k' not needed, a set below k' reaching its target, with

@@ -482,7 +482,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         sel[idx] = sub
         return {**stats, "core": idx.size}
     topv = np.zeros(n + 1)
-    np.cumsum(np.sort(v)[::-1], out=topv[1:])
+    np.cumsum(_descending(v, vs), out=topv[1:])
     lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv)
     work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv)
     try:
@@ -542,6 +542,18 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         return work.stats(stats)
     finally:
         work.close()
+
+
+def _descending(v: np.ndarray, vs: np.ndarray) -> np.ndarray:
+    """``v`` sorted in descending order, given ``vs``, the same values in
+    efficiency order: on the items of a line (strongly correlated: ascending
+    there; inverse strongly: descending) that order itself, checked in O(n)."""
+    if vs.size > 1:
+        if bool(np.all(vs[1:] <= vs[:-1])):
+            return vs
+        if bool(np.all(vs[1:] >= vs[:-1])):
+            return vs[::-1]
+    return np.sort(v)[::-1]
 
 
 class _OverBudget(Exception):

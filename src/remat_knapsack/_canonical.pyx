@@ -347,7 +347,7 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     item from k up left out), KEEP, 0 when not answered, or a negative
     code."""
     cdef Fill f
-    cdef Py_ssize_t nsub, m = 0, q, work
+    cdef Py_ssize_t nsub, m = 0, work
     cdef double least = 0.0, need = s.tgt - s.tol, lo
     cdef bint fits, keep
     if s.gap < 0.0 and FILL_GREEDY and FILL_BITS_WORK > 0:
@@ -363,14 +363,7 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     lo = ceil(need - s.offset * m)
     if lo > s.j:
         return KEEP  # not even m items weighing j
-    if lo <= least:  # the lightest m
-        for q in range(nsub):
-            s.sx[q] = q < m
-        _new_witness(s, k, k, nsub, False)
-        return LEAVE_OUT
-    if FILL_GREEDY and fill_greedy(s.sw, nsub, m, <Py_ssize_t>least, <Py_ssize_t>lo, <Py_ssize_t>floor(s.j), s.sx):
-        s.greedy_fills += 1
-        _new_witness(s, k, k, nsub, False)
+    if _easy_fill(s, k, nsub, m, least, lo, floor(s.j), FILL_GREEDY) == LEAVE_OUT:
         return LEAVE_OUT
     fill_setup(&f, s.sw, nsub, m, <Py_ssize_t>(lo - least), <Py_ssize_t>(floor(s.j) - least), s.hint)
     fits = fill_layers(&f) <= s.bits_cap
@@ -406,12 +399,23 @@ cdef Py_ssize_t _fill_fewest(Scan* s, Py_ssize_t k) noexcept nogil:
     lo = ceil(need - s.gap * c)
     if least > hi or lo > hi:
         return 0
-    if least < lo and not fill_greedy(s.sw, nsub, c, <Py_ssize_t>least, <Py_ssize_t>lo, <Py_ssize_t>hi, s.sx):
-        return 0
-    if least >= lo:  # the lightest c
+    return _easy_fill(s, k, nsub, c, least, lo, hi, True)
+
+
+cdef Py_ssize_t _easy_fill(Scan* s, Py_ssize_t k, Py_ssize_t nsub, Py_ssize_t m, double least, double lo, double hi,
+                           bint greedy) noexcept nogil:
+    """Some m of the gathered items (by weight; the lightest m weigh
+    ``least`` <= hi) with a weight in [lo, hi], the easy way: the lightest
+    m, or (``greedy``) ``fill_greedy``. LEAVE_OUT with s.Sf the set found,
+    every item from k up left out; else 0 (proves nothing)."""
+    cdef Py_ssize_t q
+    if lo <= least:  # the lightest m
         for q in range(nsub):
-            s.sx[q] = q < c
-    s.greedy_fills += 1
+            s.sx[q] = q < m
+    elif greedy and fill_greedy(s.sw, nsub, m, <Py_ssize_t>least, <Py_ssize_t>lo, <Py_ssize_t>hi, s.sx):
+        s.greedy_fills += 1
+    else:
+        return 0
     _new_witness(s, k, k, nsub, False)
     return LEAVE_OUT
 
@@ -789,16 +793,16 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return KEEP
 
 
-cdef tuple _count_structures(fw_a, fv_a, w_rank_a, const Card* card, bint counts):
+cdef tuple _count_structures(fw_a, fv_a, w_rank_a, v_by_w, const Card* card, bint counts):
     """The free items by descending value and ``_count_trees``'s positions,
-    trees and prefix sums (one-element placeholders when not ``counts``)."""
+    trees and prefix sums (one-element placeholders when not ``counts``).
+    ``v_by_w``: their values in weight order (``w_rank_a``)."""
     if not counts:
         one = np.zeros(1, dtype=np.intp)
         return one, one, one, np.zeros((2, 1, 2)), np.zeros(1), np.zeros(1)
     # descending values, ties in any order: only sums and counts are read.
     # Where the values follow the weights (strongly correlated, subset sum,
     # profit ceiling) the weight order read backwards is one, with no sort.
-    v_by_w = fv_a[w_rank_a]
     if v_by_w.shape[0] and bool(np.all(v_by_w[1:] >= v_by_w[:-1])):
         by_v_a = np.ascontiguousarray(w_rank_a[::-1])
     else:
@@ -878,12 +882,12 @@ cdef _lowest_copies(x_a, grp_a):
     return x_a
 
 
-cdef _weight_order(fw_a, eff_rank_a):
+cdef _weight_order(fw_a, eff_rank_a, w_eff):
     """The free items by ascending weight (ties in any order: groups of equal
-    weight stay together). On the items of a line (strongly correlated: v / w
-    falls as w grows; inverse strongly: it rises) that is the efficiency
-    order, or that order read backwards: checked in O(n), no sort."""
-    w_eff = fw_a[eff_rank_a]
+    weight stay together), given their weights in efficiency order
+    (``w_eff``). On the items of a line (strongly correlated: v / w falls as
+    w grows; inverse strongly: it rises) that is the efficiency order, or
+    that order read backwards: checked in O(n), no sort."""
     if w_eff.shape[0] > 1:
         if bool(np.all(w_eff[1:] >= w_eff[:-1])):
             return eff_rank_a
@@ -1592,7 +1596,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
     rank_a[free_idx] = np.arange(nu)
     eff_rank_a = _filtered(rank_a, order)
-    w_rank_a = _weight_order(fw_a, eff_rank_a)
+    eff_w_a = fw_a[eff_rank_a]
+    w_rank_a = _weight_order(fw_a, eff_rank_a, eff_w_a)
+    w_v_a = fv_a[w_rank_a]
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
     # such an item k' not needed, a set below k' reaching its target, with
@@ -1609,7 +1615,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # once, and Fenwick trees for the count bound of a run's root.
     # (not worth their set-up for a few hundred items: then each run sorts)
     s.counts = s.qcard.mu != 0 and nu >= 256
-    by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, &s.qcard,
+    by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, w_v_a, &s.qcard,
                                                                          s.counts)
     dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
@@ -1618,8 +1624,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] pre_k = _prefix(np.maximum(dk, 0)) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
-    cdef const double[::1] eff_w = fw_a[eff_rank_a], eff_v = fv_a[eff_rank_a]
-    cdef const double[::1] w_w = fw_a[w_rank_a], w_v = fv_a[w_rank_a]
+    cdef const double[::1] eff_w = eff_w_a, eff_v = fv_a[eff_rank_a]
+    cdef const double[::1] w_w = fw_a[w_rank_a], w_v = w_v_a
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef const double[::1] by_v_v = fv_a[by_v_a] if s.counts else np.zeros(1)

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from remat_knapsack import api, solve
 from remat_knapsack._fsum import fsum
+from remat_knapsack._lists import split_positions
 from remat_knapsack._validate import active_items, validate
 from remat_knapsack.instances import paper, pisinger
 
@@ -202,3 +203,23 @@ def test_list_conversion_is_writable_float64():
     p = validate([1, 2.5, np.float32(0.5), np.int64(3)], (1.0, 2.0, 3.0, 4.0), 10.0, None)
     assert p.memory.dtype == np.float64 and p.memory.flags.writeable
     assert p.memory.tolist() == [1.0, 2.5, 0.5, 3.0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, api._SHARED_INDICES, api._SHARED_INDICES + 1])
+def test_split_positions_matches_flatnonzero(n):
+    rng = np.random.default_rng(n)
+    mask = rng.random(n) < 0.4
+    for shared in (api._shared_range(n), [], list(range(n + 3))):
+        yes, no = split_positions(mask.view(np.uint8), shared)
+        assert yes == np.flatnonzero(mask).tolist()
+        assert no == np.flatnonzero(~mask).tolist()
+        assert all(type(i) is int for i in yes[:5] + no[:5])
+
+
+def test_solution_lists_are_independent():
+    """Two solutions share int objects, never lists: changing one leaves the other."""
+    a = solve([3, 4, 5], [3.0, 4.0, 5.5], 8, solver="sparse")
+    b = solve([3, 4, 5], [3.0, 4.0, 5.5], 8, solver="sparse")
+    a.saved.append(99)
+    a.recomputed.clear()
+    assert b.saved == [0, 2] and b.recomputed == [1]

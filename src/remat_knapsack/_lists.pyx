@@ -1,7 +1,8 @@
 # cython: language_level=3
-"""Python lists of floats and ints as float64 arrays, in one C pass.
+"""Python lists of floats and ints as float64 arrays, in one C pass, and
+a solution's two index lists back, in another.
 
-Private; ``_validate`` calls it first. Only exact ``float`` and ``int``
+Private; ``_validate`` calls ``floats_of`` first. Only exact ``float`` and ``int``
 items are taken (not bool, a subclass of int, nor numpy scalars): for those
 the answer is what ``float(item)`` gives, and no item can be a bool, so the
 bool check is not needed. Anything else returns None and the general path
@@ -10,7 +11,18 @@ bool check is not needed. Anything else returns None and the general path
 
 import numpy as np
 
+from cpython.list cimport PyList_New
 from cpython.long cimport PyLong_AsDouble
+from cpython.object cimport PyObject
+from libc.stdint cimport uint8_t
+
+
+cdef extern from "Python.h":
+    # as the C API has them: a borrowed reference read, a reference stolen
+    PyObject* _list_item "PyList_GET_ITEM"(PyObject* lst, Py_ssize_t i)
+    void _list_set "PyList_SET_ITEM"(PyObject* lst, Py_ssize_t i, PyObject* item)
+    PyObject* _new_int "PyLong_FromSsize_t"(Py_ssize_t v)
+    void _incref "Py_INCREF"(PyObject* o)
 
 
 def floats_of(x):
@@ -36,3 +48,35 @@ def floats_of(x):
         else:
             return None
     return out
+
+
+def split_positions(const uint8_t[::1] mask, list shared):
+    """(the positions where ``mask`` is set, those where it is not): two
+    lists of ints, ascending, in one pass. The ints are ``shared``'s
+    (``list(range(m))``, pointer copies, no int made) when it covers
+    ``mask``, else new ones.
+
+    >>> split_positions(bytearray([1, 0, 1]), [0, 1, 2])
+    ([0, 2], [1])
+    """
+    cdef Py_ssize_t i, n = mask.shape[0], ones = 0, a = 0, b = 0
+    cdef bint reuse = len(shared) >= n
+    cdef PyObject* item
+    for i in range(n):
+        ones += mask[i] != 0
+    cdef list yes = PyList_New(ones), no = PyList_New(n - ones)  # NULL slots, all filled below
+    for i in range(n):
+        if reuse:
+            item = _list_item(<PyObject*>shared, i)
+            _incref(item)
+        else:
+            item = _new_int(i)
+            if item == NULL:
+                raise MemoryError("split_positions")
+        if mask[i]:
+            _list_set(<PyObject*>yes, a, item)
+            a += 1
+        else:
+            _list_set(<PyObject*>no, b, item)
+            b += 1
+    return yes, no

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _heap, dense, greedy, ilp, sparse
 from ._fsum import fsum
+from ._lists import split_positions
 from ._validate import Items, Problem, active_items, all_fit, check_memory_limit, validate
 from .solution import Solution
 
@@ -159,7 +160,7 @@ def _solution(
         saved_mask = np.zeros(n, dtype=bool)
         saved_mask[items.forced] = True
         saved_mask[taken] = True
-        saved, recomputed = _indices_where(saved_mask), _indices_where(~saved_mask)
+        saved, recomputed = split_positions(saved_mask.view(np.uint8), _shared_range(n))
         value = fsum(problem.runtimes[saved_mask])
     return Solution(value=value, saved=saved, recomputed=recomputed, solver=name, stats=stats)
 
@@ -169,31 +170,21 @@ def _solution(
 #: Covers n = 10^5; what it keeps alive is about 6 MiB at its largest.
 _SHARED_INDICES = 1 << 17
 _indices: list[int] = []
-#: The same ints in an object array: a mask selects them by pointer copies.
-_index_objects = np.zeros(0, dtype=object)
+
+
+def _shared_range(n: int) -> list[int]:
+    """The shared ``list(range(m))``, m >= n, or [] above ``_SHARED_INDICES``.
+    Its ints are handed out; the list itself is never changed (a longer one
+    replaces it), so another thread may go on reading the old one."""
+    global _indices
+    if n > _SHARED_INDICES:
+        return []
+    shared = _indices  # one read: another thread may replace it meanwhile
+    if n > len(shared):
+        shared = _indices = list(range(n))
+    return shared
 
 
 def _all_indices(n: int) -> list[int]:
     """A new list equal to ``list(range(n))``."""
-    global _indices
-    if n > _SHARED_INDICES:
-        return list(range(n))
-    shared = _indices  # one read: another thread may replace it meanwhile
-    if n > len(shared):
-        shared = _indices = list(range(n))
-    return shared[:n]
-
-
-def _indices_where(mask: np.ndarray) -> list[int]:
-    """``np.flatnonzero(mask).tolist()``: for n up to ``_SHARED_INDICES``
-    from shared int objects (half the time at n = 10^4: no new ints)."""
-    global _index_objects
-    n = mask.size
-    if n > _SHARED_INDICES:
-        return np.flatnonzero(mask).tolist()
-    shared = _index_objects  # one read: another thread may replace it meanwhile
-    if n > shared.size:
-        shared = np.empty(n, dtype=object)
-        shared[:] = range(n)
-        _index_objects = shared
-    return shared[:n][mask].tolist()
+    return _shared_range(n)[:n] if n <= _SHARED_INDICES else list(range(n))

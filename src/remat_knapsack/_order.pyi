@@ -1,0 +1,3 @@
+import numpy as np
+
+def descending(x: np.ndarray) -> np.ndarray: ...

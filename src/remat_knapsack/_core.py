@@ -66,11 +66,11 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     n = w.size
     x = np.zeros(n, dtype=np.uint8)
     x[:b] = 1
-    _sparse.greedy_fill(ws, b, c - float(ws[:b].sum()), x)  # exact: integer weights below 2**53
-    # a sum of n terms is within n 2**-53 of their magnitude: LB stays reachable.
+    added = _sparse.greedy_fill(ws, vs, b, c - float(ws[:b].sum()), x)  # exact: integer weights below 2**53
+    # sums of n terms are within n 2**-53 of their magnitude: LB stays reachable.
     # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
     # then spin, a second core busy for the rest of the solve.)
-    lower = float(vs[x.view(bool)].sum()) * (1.0 - n * 2.0**-52)
+    lower = (float(vs[:b].sum()) + added) * (1.0 - n * 2.0**-52)
     lam = float(vs[b] / ws[b])
     d = v - lam * w
     L = lam * c + float(np.maximum(d, 0.0).sum())

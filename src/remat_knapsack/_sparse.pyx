@@ -1865,14 +1865,18 @@ cdef class Workspace:
         return r, z
 
 
-def greedy_fill(const double[::1] ws, Py_ssize_t b, double room, uint8_t[::1] x):
+def greedy_fill(const double[::1] ws, const double[::1] vs, Py_ssize_t b, double room, uint8_t[::1] x):
     """The items from b on (efficiency order) that still fit ``room``, in
-    order, into ``x``: the greedy completion of the break solution."""
+    order, into ``x``: the greedy completion of the break solution. Returns
+    their value (summed in order: within n 2**-53 of its magnitude)."""
     cdef Py_ssize_t q
+    cdef double added = 0.0
     for q in range(b, ws.shape[0]):
         if ws[q] <= room:
             x[q] = 1
             room -= ws[q]
+            added += vs[q]
+    return added
 
 
 cdef double _card_target(const Card* card, double base, double U) noexcept nogil:

@@ -584,7 +584,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     n = ws.shape[0]
     x0 = np.zeros(n, dtype=np.uint8)  # greedy: the break solution, then what fits
     x0[:b] = 1
-    _sparse.greedy_fill(ws, b, c - float(ws[:b].sum()), x0)  # exact: integer weights below 2**53
+    _sparse.greedy_fill(ws, vs, b, c - float(ws[:b].sum()), x0)  # exact: integer weights below 2**53
     z = float(vs[x0.astype(bool)].sum())
     xs[:] = x0
     sl = _TOL["abs_slack"] + _TOL["rel_card"] * float(vs.sum() + ws.sum() * (vs / ws).max())
@@ -616,7 +616,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 
     def run(k, lam, mu, states):
         # One count run within ``states`` more states (0: only the path's budget).
-        o = descending(vs - lam * ws - mu)
+        o = np.argsort(-(vs - lam * ws - mu))
         xk = np.zeros(n, dtype=np.uint8)
         goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
         path, g0 = work.limit, work.generated

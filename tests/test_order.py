@@ -44,3 +44,14 @@ def test_negative_zero_ties_with_zero():
     x = np.array([-0.0, 0.0, -1.0, np.inf, -np.inf, 5e-324, -5e-324, 0.0, -0.0])
     assert descending(x).tolist() == _expected(x).tolist()
     assert _order.descending(np.zeros(0)).tolist() == []
+
+
+def test_compiled_examples():
+    """The docstring examples of the compiled helpers (pytest's doctest
+    collection reads .py files only)."""
+    import doctest
+
+    from remat_knapsack import _lists
+
+    for module in (_order, _lists):
+        assert doctest.testmod(module).failed == 0

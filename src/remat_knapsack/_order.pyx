@@ -2,7 +2,8 @@
 """Positions by descending value, exactly, through numpy's vectorised sort.
 
 ``np.argsort`` of float64 costs about three times ``np.sort`` of as many
-64-bit integers. So each value becomes an unsigned key that grows as the
+64-bit integers (and ``_radix``'s LSD sort, eight passes on float keys,
+about twice ``np.argsort``). So each value becomes an unsigned key that grows as the
 value falls (its IEEE-754 bits, made monotone), the key's low bits are
 replaced by the position (``ceil(log2 n)`` bits: keys that differ only there
 tie, and the position breaks the tie), and the integers are sorted. Values
@@ -27,8 +28,8 @@ cdef inline uint64_t _falling_key(double x) noexcept nogil:
     if x == 0:
         x = 0.0
     cdef uint64_t u = (<uint64_t*>&x)[0]
-    u = ~u if u & SIGN else u | SIGN  # grows with x
-    return ~u
+    # negative: the bits grow with the magnitude; the others reversed, below SIGN
+    return u if u & SIGN else ~u & ~SIGN
 
 
 cdef void _keys(const double* x, Py_ssize_t n, uint64_t* key, int bits) noexcept nogil:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from remat_knapsack import solve
+from remat_knapsack import _sparse, solve
 from tests.oracles import small_hard_instance
 
 
@@ -107,3 +107,14 @@ def test_radix_sort_is_a_stable_argsort(x):
 
     a = np.array(x, dtype=float)
     assert np.array_equal(_sparse._sort_ascending_py(a), np.argsort(a, kind="stable"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**53 - 1), max_size=40), st.integers(1, 2**20))
+def test_gcd_of_matches_numpy(values, factor):
+    """``_sparse.gcd_of`` (early exit at 1, remainders by a multiplication)
+    against ``np.gcd.reduce``, on values sharing a factor and not."""
+    for xs in (values, [x * factor for x in values if x * factor < 2**53]):
+        g = np.array(xs, dtype=np.float64)
+        expected = int(np.gcd.reduce(np.array(xs, dtype=np.int64))) if xs else 0
+        assert _sparse.gcd_of(g) == expected

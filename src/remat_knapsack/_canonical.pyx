@@ -44,7 +44,7 @@ from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, GO_ON, INCONSISTENT, INTERR
                        _raise, _tick, avoid_windowed)
 
 from ._lines import Below
-from ._sparse import _sort_ascending_py
+from ._order import ascending
 
 
 cdef struct Scan:
@@ -806,7 +806,7 @@ cdef tuple _count_structures(fw_a, fv_a, w_rank_a, v_by_w, const Card* card, bin
     if v_by_w.shape[0] and bool(np.all(v_by_w[1:] >= v_by_w[:-1])):
         by_v_a = np.ascontiguousarray(w_rank_a[::-1])
     else:
-        by_v_a = np.ascontiguousarray(_sort_ascending_py(fv_a)[::-1])
+        by_v_a = np.ascontiguousarray(ascending(fv_a)[::-1])
     return (by_v_a,) + _count_trees(fw_a, fv_a, w_rank_a, by_v_a, card.lam, card.mu, card.mu < 0)
 
 
@@ -893,7 +893,7 @@ cdef _weight_order(fw_a, eff_rank_a, w_eff):
             return eff_rank_a
         if bool(np.all(w_eff[1:] <= w_eff[:-1])):
             return np.ascontiguousarray(eff_rank_a[::-1])
-    return _sort_ascending_py(fw_a)
+    return ascending(fw_a)
 
 
 cdef _filtered(rank_a, idx):
@@ -1703,7 +1703,7 @@ def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tg
 
 def _group_ids_py(const double[::1] w, const double[::1] v):
     """For tests: the canonical pass's groups of identical items."""
-    return _identical_groups(w, v, _sort_ascending_py(w))
+    return _identical_groups(w, v, ascending(w))
 
 
 def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goal, Py_ssize_t half,

@@ -394,7 +394,7 @@ def _divide_gcd(g: np.ndarray) -> np.ndarray:
     """
     if g.size == 0:
         return g
-    d = int(np.gcd.reduce(g.astype(np.int64)))
+    d = _sparse.gcd_of(np.ascontiguousarray(g, dtype=np.float64))
     return g / d if d > 1 else g
 
 
@@ -757,7 +757,7 @@ def _run(w, v, c, integral, tol, max_states, detail):
     """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
     if w.size and float(w.max()) < _EXACT:  # integers, exact in int64 too
-        d = float(np.gcd.reduce(w.astype(np.int64)))
+        d = float(_sparse.gcd_of(np.ascontiguousarray(w, dtype=np.float64)))
         if d > 1:  # every subset sum is a multiple of d (``_divide_gcd``)
             w, c = w / d, math.floor(c / d)
     try:

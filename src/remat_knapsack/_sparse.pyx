@@ -1717,7 +1717,7 @@ def _other_py(const double[::1] w, const double[::1] v, double c, double goal, c
 
 
 def _sort_ascending_py(const double[::1] x):
-    """For tests and the canonical pass: ``_radix.sort_ascending`` on ``x``
+    """For tests and ``_count_window_py``: ``_radix.sort_ascending`` on ``x``
     (all >= 0): positions by ascending value, ties by position."""
     out = np.empty(x.shape[0], dtype=np.intp)
     cdef Py_ssize_t[::1] o = out
@@ -1865,6 +1865,17 @@ cdef class Workspace:
         return r, z
 
 
+cdef inline int64_t _mod(int64_t b, int64_t a, double inv) noexcept nogil:
+    """b mod a (0 <= b < 2**53, a > 0, inv = 1 / a) by a multiplication:
+    the quotient's rounding error is a unit or two, corrected here."""
+    cdef int64_t r = b - <int64_t>(<double>b * inv) * a
+    while r < 0:
+        r += a
+    while r >= a:
+        r -= a
+    return r
+
+
 def gcd_of(const double[::1] g):
     """The greatest common divisor of integers below 2**53 (as float64; 0
     when there are none or all are 0), stopping as soon as it reaches 1:
@@ -1891,17 +1902,6 @@ def gcd_of(const double[::1] g):
                 break
             inv = 1.0 / a
     return a
-
-
-cdef inline int64_t _mod(int64_t b, int64_t a, double inv) noexcept nogil:
-    """b mod a (0 <= b < 2**53, a > 0, inv = 1 / a) by a multiplication:
-    the quotient's rounding error is a unit or two, corrected here."""
-    cdef int64_t r = b - <int64_t>(<double>b * inv) * a
-    while r < 0:
-        r += a
-    while r >= a:
-        r -= a
-    return r
 
 
 def greedy_fill(const double[::1] ws, const double[::1] vs, Py_ssize_t b, double room, uint8_t[::1] x):

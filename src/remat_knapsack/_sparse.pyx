@@ -480,12 +480,13 @@ cdef inline bint _pair_now(Py_ssize_t out, Py_ssize_t n, Py_ssize_t step, Py_ssi
                            Py_ssize_t beam) noexcept nogil:
     """When a step's ``out`` states are paired (``_pairs.pxd``): once they are
     a quarter of the items and again each time they double, so a pass costs
-    no more than the steps before it; under a beam (capped states) every
-    ``PAIR_EVERY`` steps once the beam is full."""
+    no more than the steps before it; under a beam (capped states), once the
+    beam is full, every n / (2 beam) steps (a pass, O(n + states), then
+    costs about what those steps do), at least every ``PAIR_EVERY``."""
     if PAIR_MIN == 1:
         return True
     if beam > 0 and out >= beam:
-        return step % PAIR_EVERY == 0
+        return step % max(1, min(PAIR_EVERY, n // (2 * beam))) == 0
     return out >= 2 * last and 4 * out >= n
 
 
@@ -1652,7 +1653,8 @@ cdef Pool _new_pool(Py_ssize_t max_states):
 
 
 # Pair states with items outside the core (``_pairs.pxd``) once a step keeps
-# this many states (and a quarter of the items), and again each time that doubles.
+# this many states (and a quarter of the items), and again each time that
+# doubles; under a beam at least every PAIR_EVERY steps (``_pair_now``).
 cdef Py_ssize_t PAIR_MIN = 64
 cdef Py_ssize_t PAIR_EVERY = 16
 

@@ -33,7 +33,8 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    it, keeping at most 512 states per step spread evenly over the weights;
    if it finds one, that set is optimal with nothing to prove.
    When the states reach a quarter of the items (and each time they
-   double), each state is *paired* with one item outside the core: a state
+   double; under the heuristic run's cap, every n / 1,024 steps, at least
+   every 16th), each state is *paired* with one item outside the core: a state
    that fits gains the most valuable later item within its slack, one over
    the capacity sheds the least valuable earlier item heavy enough
    (``_pairs.pxd``; Martello, Pisinger and Toth, "Dynamic programming and
@@ -494,12 +495,15 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         xs = np.zeros(n, dtype=np.uint8)
         t1 = time.perf_counter()
         r, z, cards = 0, 0.0, None
-        if b < n and not _FORCE_COUNT and mu_c != 0 and not on_line:
+        if b < n and not _FORCE_COUNT and (mu_c != 0 or lam_c == 0) and not on_line:
             # Count-structured but not on a line: the count bound of
             # ``optimum`` can be loose. It still solves most such instances
             # (small ones, similar weights) in few states, so it
             # goes first, and the count path only when it outgrows that,
-            # or at once when the greedy bound left most items free.
+            # or at once when the greedy bound left most items free. No
+            # fitted line at all (values that do not grow with the weights
+            # around the break: similar weights, n=10^3) leaves ``optimum``
+            # the LP bound alone, and the count path its own bounds per count.
             if loose:
                 r = _sparse.RUN_OVER_BUDGET
             else:

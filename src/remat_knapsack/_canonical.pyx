@@ -706,24 +706,25 @@ cdef Py_ssize_t _decide(Scan* s, Pool* pool, Py_ssize_t nsub, Py_ssize_t k) noex
 
 cdef Py_ssize_t _least_prefix(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     """After ``_complement`` found a set below witness item k: the least
-    prefix p that holds one, by bisection between the shortest prefix the
-    bounds allow and k (whether a prefix holds a set only grows with it),
-    each step one complement question. Every witness item from k down to p
-    is left out (each has that set below it, and the target does not change
-    meanwhile); s.Sf becomes the set found below p. Without it the pass took
-    the witness the complement gives (the whole prefix but a few light
-    items) one item at a time: subset sum n=10^4, R=10^6 asked 3,583
-    questions. The proof that none lies below p - 1 (the next witness item),
-    when the search made it, is remembered (``proved_at``) so the pass does
-    not ask it again. On subset-sum items the search gallops up from the
-    shortest prefix first (lo, lo + 1, lo + 3, lo + 7, ...), then bisects:
-    there the least prefix lies a few items above the shortest, where the
-    bit sets answer in microseconds, while a question at a long prefix is a
-    run over thousands of items (subset sum n=10^4, R=10^6: 13 such runs
-    below the top witness item). Returns LEAVE_OUT or a negative code."""
+    prefix p that holds one, between the shortest prefix the bounds allow
+    and k (whether a prefix holds a set only grows with it), each step one
+    complement question. Every witness item from k down to p is left out
+    (each has that set below it, and the target does not change meanwhile);
+    s.Sf becomes the set found below p. Without it the pass took the witness
+    the complement gives (the whole prefix but a few light items) one item
+    at a time: subset sum n=10^4, R=10^6 asked 3,583 questions. The proof
+    that none lies below p - 1 (the next witness item), when the search made
+    it, is remembered (``proved_at``) so the pass does not ask it again. The
+    search gallops up from the shortest prefix first (lo, lo + 1, lo + 3,
+    lo + 7, ...), then bisects: the least prefix tends to lie at or a few
+    items above the shortest (profit ceiling items: at it; subset sums,
+    where the bit sets answer short prefixes in microseconds, a few above),
+    while a question at a long prefix is a run over thousands of items
+    (subset sum n=10^4, R=10^6: 13 such runs below the top witness item).
+    Returns LEAVE_OUT or a negative code."""
     cdef Py_ssize_t lo = _shortest_prefix(s, k), hi = k, mid, r, step = 1
     while lo < hi:
-        if s.sums and step > 0:  # galloping up from lo first: see above
+        if step > 0:  # galloping up from lo first: see above
             mid = min(lo + step - 1, hi - 1)
             step *= 2
         else:

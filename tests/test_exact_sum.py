@@ -4,6 +4,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,3 +44,31 @@ def test_inf_and_nan_are_refused():
     assert exact_sum(np.array([math.nan])) is None
     assert exact_sum(np.array([-math.inf, 2.0])) is None
     assert exact_sum(np.zeros(0)) == 0
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.one_of(finite, st.sampled_from([math.inf, -math.inf, math.nan])), st.booleans()),
+                max_size=40))
+def test_masked_sums_are_the_gathered_ones(pairs):
+    # exact_sum and fsum with a mask: what they give for the items it keeps
+    from remat_knapsack._fsum import fsum
+
+    x = np.array([p[0] for p in pairs], dtype=np.float64)
+    m = np.array([p[1] for p in pairs], dtype=bool)
+    kept = x[m]
+    assert exact_sum(x, m.view(np.uint8)) == (exact_sum(kept) if np.all(np.isfinite(kept)) else None)
+    try:
+        want = math.fsum(kept.tolist())
+    except (OverflowError, ValueError) as e:
+        want = type(e)
+    try:
+        got = fsum(x, m)
+    except (OverflowError, ValueError) as e:
+        got = type(e)
+    assert (got is want) if isinstance(want, type) else (
+        math.isnan(got) if math.isnan(want) else (got == want and math.copysign(1, got) == math.copysign(1, want)))
+
+
+def test_mask_length_must_match():
+    with pytest.raises(ValueError, match="mask has 2 items, x has 3"):
+        exact_sum(np.zeros(3), np.zeros(2, dtype=np.uint8))

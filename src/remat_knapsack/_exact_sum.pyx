@@ -11,7 +11,7 @@ item, so 2**30 items cannot overflow it; the limbs become one Python integer
 at the end. O(n), a few operations an item, no allocation but the limbs.
 """
 
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
 cdef enum:
@@ -51,20 +51,26 @@ cdef inline bint _add(int64_t* limb, double x) noexcept nogil:
     return True
 
 
-def exact_sum(const double[::1] x):
+def exact_sum(const double[::1] x, const uint8_t[::1] mask=None):
     """sum(x) * 2**1074 as a Python int, exactly, or None when an item is
     inf or nan; fewer than ``MAX_ITEMS`` items (unchecked: the caller's part).
+    With ``mask`` (as long as x), only the items where it is set.
 
-    >>> exact_sum(__import__("numpy").array([0.5, 0.25, -1.0])) == -(1 << 1072)
+    >>> import numpy as np
+    >>> exact_sum(np.array([0.5, 0.25, -1.0])) == -(1 << 1072)
+    True
+    >>> exact_sum(np.array([0.5, 0.25, -1.0]), np.array([1, 0, 0], dtype=np.uint8)) == 1 << 1073
     True
     """
     cdef int64_t limb[LIMBS]
     cdef Py_ssize_t i, n = x.shape[0]
     cdef bint finite = True
+    if mask is not None and mask.shape[0] != n:
+        raise ValueError(f"exact_sum: mask has {mask.shape[0]} items, x has {n}")
     memset(limb, 0, sizeof(limb))
     with nogil:
         for i in range(n):
-            if not _add(limb, x[i]):
+            if (mask is None or mask[i]) and not _add(limb, x[i]):
                 finite = False
                 break
     if not finite:

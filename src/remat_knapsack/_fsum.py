@@ -27,16 +27,26 @@ __all__ = ["fsum"]
 _TINY = -1074  # every float64 is an integer multiple of 2**-1074
 
 
-def fsum(x: np.ndarray) -> float:
+def fsum(x: np.ndarray, mask: np.ndarray | None = None) -> float:
     """The correctly rounded sum of a 1-d float64 array, equal to
     ``math.fsum(x.tolist())`` (the sign of a zero included) whenever that
-    does not overflow.
+    does not overflow. With ``mask`` (bool, as long as x): the sum of
+    ``x[mask]``, without gathering it.
 
     >>> fsum(np.array([1e100, 1.0, -1e100, 2.0**-1074]))
     1.0
+    >>> fsum(np.array([0.1, 5.0, 0.2]), np.array([True, False, True]))
+    0.30000000000000004
     """
+    if mask is not None:
+        mask = np.ascontiguousarray(mask, dtype=bool)
     n = x.size
-    total = exact_sum(np.ascontiguousarray(x, dtype=np.float64)) if n < MAX_ITEMS else None
+    total = None
+    if n < MAX_ITEMS:
+        total = exact_sum(np.ascontiguousarray(x, dtype=np.float64), None if mask is None else mask.view(np.uint8))
+    if mask is not None and (total is None or total == 0):  # the rare cases below see only the items summed
+        x, mask = x[mask], None
+        n = x.size
     if total is None:  # inf, nan (or more items than the accumulator takes): math.fsum's rules
         return math.fsum(x.tolist())
     if total == 0:  # a zero's sign: what math.fsum gives when every item is -0.0

@@ -161,7 +161,7 @@ def _solution(
         saved_mask[items.forced] = True
         saved_mask[taken] = True
         saved, recomputed = split_positions(saved_mask.view(np.uint8), _shared_range(n))
-        value = fsum(problem.runtimes[saved_mask])
+        value = fsum(problem.runtimes, saved_mask)
     return Solution(value=value, saved=saved, recomputed=recomputed, solver=name, stats=stats)
 
 

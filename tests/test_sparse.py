@@ -989,3 +989,27 @@ def test_unique_run_settles_a_unique_optimum():
     assert off.stats["unique_tries"] == 0
     assert on.stats["unique"] == 1
     assert on.stats["queries"] < off.stats["queries"]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_no_fitted_line_takes_the_count_path(seed):
+    # Similar weights at n=10^3: the values do not grow with the weights
+    # around the break, the fitted slope is not positive (no count
+    # multipliers), and the count path may still run; its answer is the one
+    # the plain run gives when the count path has no budget.
+    from remat_knapsack._order import descending
+
+    inst = instances.pisinger("similar_weights", 1000, 10_000, seed)
+    w, v = np.array(inst.memory), np.array(inst.runtimes)
+    o = descending(v / w)
+    ws, vs = w[o], v[o]
+    b = int(np.searchsorted(np.cumsum(ws), inst.max_memory, side="right"))
+    topv = np.concatenate([[0.0], np.cumsum(np.sort(v)[::-1])])
+    assert sparse._multipliers(ws, vs, inst.max_memory, b, topv)[0] == 0.0  # no fitted line
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    s = solve(*args, solver="sparse", scale=1)
+    with _count_path(False, 0, 0):  # the count path gives up at once: the plain run decides
+        plain = solve(*args, solver="sparse", scale=1)
+    assert (s.value, s.saved) == (plain.value, plain.saved)
+    if seed == 1:  # the one the 1,000-state trial does not settle
+        assert s.stats["counts"] == [500] and plain.stats["counts"] == []

@@ -38,17 +38,13 @@ def fsum(x: np.ndarray, mask: np.ndarray | None = None) -> float:
     >>> fsum(np.array([0.1, 5.0, 0.2]), np.array([True, False, True]))
     0.30000000000000004
     """
-    if mask is not None:
-        mask = np.ascontiguousarray(mask, dtype=bool)
-    n = x.size
-    total = None
-    if n < MAX_ITEMS:
-        total = exact_sum(np.ascontiguousarray(x, dtype=np.float64), None if mask is None else mask.view(np.uint8))
-    if mask is not None and (total is None or total == 0):  # the rare cases below see only the items summed
-        x, mask = x[mask], None
-        n = x.size
+    flags = None if mask is None else np.ascontiguousarray(mask, dtype=bool).view(np.uint8)
+    total = exact_sum(np.ascontiguousarray(x, dtype=np.float64), flags) if x.size < MAX_ITEMS else None
+    if total:  # the common case: finite and not zero
+        return total / (1 << -_TINY)
+    if mask is not None:  # the rare cases below read the items summed
+        x = x[mask]
     if total is None:  # inf, nan (or more items than the accumulator takes): math.fsum's rules
         return math.fsum(x.tolist())
-    if total == 0:  # a zero's sign: what math.fsum gives when every item is -0.0
-        return math.fsum([-0.0]) if n and bool(np.signbit(x).all()) else 0.0
-    return total / (1 << -_TINY)
+    # a zero's sign: what math.fsum gives when every item is -0.0
+    return math.fsum([-0.0]) if x.size and bool(np.signbit(x).all()) else 0.0

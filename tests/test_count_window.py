@@ -35,6 +35,25 @@ def test_window_against_every_k_set(w, data):
                 assert i not in s
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=2, max_size=40), st.data())
+def test_selected_window_is_the_sorted_one(w, data):
+    """``lightest_k``'s quickselect gives the window the weight order gives (ties, runs of copies)."""
+    k = data.draw(st.integers(1, len(w) - 1))
+    c = float(data.draw(st.integers(0, sum(w))))
+    wa = np.array(w, dtype=float)
+    assert _sparse._count_window_py(wa, c, k, True) == _sparse._count_window_py(wa, c, k)
+
+
+def test_selected_window_on_large_inputs():
+    rng = np.random.default_rng(5)
+    for w in (rng.integers(1, 10**6, 50_000), np.repeat([3, 7, 7, 9], 5000), np.arange(1, 30_001)[::-1]):
+        w = np.ascontiguousarray(w, dtype=float)
+        for k in (1, w.size // 3, w.size - 1):
+            for c in (float(np.sort(w)[:k].sum()), float(w.sum()) / 2):
+                assert _sparse._count_window_py(w, c, k, True) == _sparse._count_window_py(w, c, k)
+
+
 def test_window_fixes_far_items():
     # the 3 lightest weigh 1 + 2 + 10 = 13 within 14: slack 1, so 1 and 2
     # cannot leave (the next item weighs 11) and 20 cannot join

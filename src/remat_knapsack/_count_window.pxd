@@ -35,14 +35,22 @@ cdef inline int count_window(const double* w, Py_ssize_t n, double c, Py_ssize_t
     the items by ascending weight. Returns WINDOW_FIXES, WINDOW_NONE or
     WINDOW_EMPTY. O(n)."""
     cdef Py_ssize_t q
-    cdef double light = 0.0, slack
+    cdef double light = 0.0
     for q in range(k):
         light += w[by_w[q]]
-    slack = c - light
+    return window_of_lightest(w, n, c, light, w[by_w[k - 1]], w[by_w[k]], win)
+
+
+cdef inline int window_of_lightest(const double* w, Py_ssize_t n, double c, double light, double wk,
+                                   double wk1, Window* win) noexcept nogil:
+    """``count_window`` given the weight of the k lightest items (``light``)
+    and the k-th and (k+1)-th smallest weights (``_select.lightest_k``)."""
+    cdef Py_ssize_t q
+    cdef double slack = c - light
     if slack < 0:
         return WINDOW_EMPTY
-    win.lo = w[by_w[k]] - slack
-    win.hi = w[by_w[k - 1]] + slack
+    win.lo = wk1 - slack
+    win.hi = wk + slack
     win.n_in = win.n_out = 0
     for q in range(n):
         if w[q] < win.lo:

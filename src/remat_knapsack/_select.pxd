@@ -1,16 +1,18 @@
 # cython: language_level=3
-"""Linear-time stand-ins for two full sorts of the sparse solver's set-up.
+"""Linear-time stand-ins for full sorts of the sparse solver.
 
 ``lightest_count``: how many of the lightest items fit a capacity (the most
 items any set can hold, ``kmax``), by a quickselect that carries weight sums
-(expected O(n); a sort and a prefix sum before). ``group_ids``: which items
+(expected O(n); a sort and a prefix sum before). ``lightest_k``: the
+weight of the k lightest items and the k-th and (k+1)-th weights (a count's
+swap window, ``_count_window.pxd``), by the same quickselect. ``group_ids``: which items
 are identical (same weight and value), by open-addressing hashing (expected
 O(n), a cache miss an item): the canonical pass's fallback when one pass
 over the weight order cannot tell (a run of equal weights mixes values). They
 replace O(n log n) work that cost 2-8 ms at 10^5 items (docs/sparse.md).
 """
 
-from libc.math cimport floor
+from libc.math cimport INFINITY, floor
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -97,6 +99,55 @@ cdef inline Py_ssize_t lightest_count(const double* w, Py_ssize_t n, double c) n
         lo = gt
     free(a)
     return count
+
+
+cdef inline int lightest_k(const double* w, Py_ssize_t n, Py_ssize_t k, double* light, double* wk,
+                           double* wk1) noexcept nogil:
+    """The k lightest of w[0:n] (1 <= k < n; integers whose total is below
+    2**53, so every sum here is exact): their weight into ``light``, the
+    k-th and the (k+1)-th smallest weight into ``wk`` and ``wk1``. The same
+    numbers as a sort gives, by ``lightest_count``'s quickselect (expected
+    O(n)). 0, or -1 if out of memory."""
+    cdef double* a = <double*>malloc(n * sizeof(double) + 1)
+    cdef Py_ssize_t lo = 0, hi = n, lt, gt, need = k, i, le = 0
+    cdef double p, below, s = 0.0, top = 0.0, nxt = INFINITY
+    cdef uint64_t seed = 0x9E3779B97F4A7C15
+    if a == NULL:
+        return -1
+    memcpy(a, w, n * sizeof(double))
+    while True:
+        if need == hi - lo:  # all that is left: the k-th is their largest
+            for i in range(lo, hi):
+                s += a[i]
+                top = a[i] if a[i] > top else top
+            break
+        seed = _mix(seed + 1)
+        p = _median3(a[lo + <Py_ssize_t>(seed % <uint64_t>(hi - lo))],
+                     a[lo + <Py_ssize_t>((seed >> 21) % <uint64_t>(hi - lo))],
+                     a[lo + <Py_ssize_t>((seed >> 42) % <uint64_t>(hi - lo))])
+        _three_way(a, lo, hi, p, &lt, &gt, &below)
+        if need <= lt - lo:  # the k-th is among the lighter ones
+            hi = lt
+            continue
+        s += below
+        need -= lt - lo
+        if need <= gt - lt:  # ... or one of the copies of p
+            s += need * p
+            top = p
+            break
+        s += (gt - lt) * p
+        need -= gt - lt
+        lo = gt
+    free(a)
+    for i in range(n):  # the (k+1)-th: the k-th again if it has more copies, else the next weight up
+        if w[i] <= top:
+            le += 1
+        elif w[i] < nxt:
+            nxt = w[i]
+    light[0] = s
+    wk[0] = top
+    wk1[0] = top if le > k else nxt
+    return 0
 
 
 cdef inline uint64_t _bits(double x) noexcept nogil:

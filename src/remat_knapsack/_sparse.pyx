@@ -40,16 +40,17 @@ allowances, ``_core``'s signature) is declared in ``_sparse.pxd``.
 
 import numpy as np
 
-from libc.math cimport fabs, floor, INFINITY
+from libc.math cimport fabs, floor, INFINITY, NAN
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, qsort
 from libc.string cimport memset
 
 from ._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
-from ._count_window cimport WINDOW_EMPTY, WINDOW_FIXES, WINDOW_NONE, Window, count_window
+from ._count_window cimport (WINDOW_EMPTY, WINDOW_FIXES, WINDOW_NONE, Window, count_window,
+                             window_of_lightest)
 from ._radix cimport sort_ascending
-from ._select cimport lightest_count
+from ._select cimport lightest_count, lightest_k
 from ._realloc cimport grow
 
 
@@ -297,6 +298,26 @@ cdef double _topk(const double* w, const double* v, DI* a, const Py_ssize_t* can
     return tot
 
 
+cdef double _topk_at(const double* w, const double* v, Py_ssize_t n, Py_ssize_t k, double lam,
+                     double th, double* theta) noexcept nogil:
+    """``_topk`` over all n items in one pass when ``th`` is their k-th
+    largest v - lam w (the search's last probe at lam): the sum of the k
+    largest, ``th`` into ``theta``; NaN when ``th`` is not the k-th largest."""
+    cdef Py_ssize_t q, above = 0, at = 0
+    cdef double d, tot = 0
+    for q in range(n):
+        d = v[q] - lam * w[q]
+        if d > th:
+            above += 1
+            tot += d
+        elif d == th:
+            at += 1
+    if not (above < k <= above + at):
+        return NAN
+    theta[0] = th
+    return tot + (k - above) * th
+
+
 cdef struct Bracket:
     # The count bound's multiplier search: g(lam) = lam c + (sum of the k
     # largest v_j - lam w_j), its slope s = c - (their weight) and the k-th
@@ -360,6 +381,7 @@ cdef bint _narrow(const double* w, const double* v, double c, Py_ssize_t k, DI* 
     minimises it. Returns False on an interrupt."""
     cdef Py_ssize_t it, kk
     cdef double x, tan, gx, th, wt
+    _set_aside(w, v, cand, br)
     for it in range(100):
         if pool != NULL and _tick(pool, br.m):
             return False
@@ -375,7 +397,7 @@ cdef bint _narrow(const double* w, const double* v, double c, Py_ssize_t k, DI* 
                 break
         gx = x * c + br.vin - x * br.win + _topk(w, v, a, cand, br.m, kk, x, &th, &wt)
         if gx <= tan + REL_SEARCH * fabs(gx):
-            br.hi = x
+            br.hi, br.thhi = x, th
             break
         _probe(br, x, gx, c - br.win - wt, th)
         _set_aside(w, v, cand, br)
@@ -415,9 +437,11 @@ cdef double _count_bound(const double* w, const double* v, Py_ssize_t n, double 
         if not _narrow(w, v, c, k, a, cand, &br, pool):
             return INFINITY
         lam = br.hi
-    for q in range(n):
-        cand[q] = q
-    tot = _topk(w, v, a, cand, n, k, lam, &mu, &wt)
+    tot = _topk_at(w, v, n, k, lam, br.thhi if lam == br.hi else INFINITY, &mu)
+    if tot != tot:  # not the k-th largest there: select it
+        for q in range(n):
+            cand[q] = q
+        tot = _topk(w, v, a, cand, n, k, lam, &mu, &wt)
     lam_out[0] = lam
     mu_out[0] = mu
     return lam * c + tot
@@ -1224,19 +1248,18 @@ cdef void _sub_set(const Sub* sb, const double* w, Py_ssize_t n, const Window* w
 cdef Py_ssize_t _window_of(const double* w, Py_ssize_t n, double c, Py_ssize_t k,
                            const Py_ssize_t* by_weight, Window* win) noexcept nogil:
     """``count_window``, on ``by_weight`` (the items by ascending weight, or
-    NULL: sorted here): WINDOW_FIXES when it fixes items and leaves a count
-    of at least one and below the free items, WINDOW_EMPTY when no k-set
-    fits, WINDOW_NONE otherwise, -1 when out of memory."""
-    cdef Py_ssize_t* by_w = NULL
+    NULL: the k lightest selected, ``lightest_k``): WINDOW_FIXES when it fixes
+    items and leaves a count of at least one and below the free items,
+    WINDOW_EMPTY when no k-set fits, WINDOW_NONE otherwise, -1 when out of
+    memory."""
     cdef int r
-    if by_weight == NULL:
-        by_w = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t))
-        if by_w == NULL or sort_ascending(w, n, by_w) < 0:
-            free(by_w)
-            return -1
-        by_weight = by_w
-    r = count_window(w, n, c, k, by_weight, win)
-    free(by_w)
+    cdef double light, wk, wk1
+    if by_weight != NULL:
+        r = count_window(w, n, c, k, by_weight, win)
+    elif lightest_k(w, n, k, &light, &wk, &wk1) < 0:
+        return -1
+    else:
+        r = window_of_lightest(w, n, c, light, wk, wk1, win)
     if r == WINDOW_FIXES and not (1 <= k - win.n_in < n - win.n_in - win.n_out):
         r = WINDOW_NONE
     return r
@@ -1728,18 +1751,25 @@ def _sort_ascending_py(const double[::1] x):
     return out
 
 
-def _count_window_py(const double[::1] w, double c, Py_ssize_t k):
+def _count_window_py(const double[::1] w, double c, Py_ssize_t k, bint select=False):
     """For tests: ``count_window`` of count k (1 <= k < n) within c, as
     (status, lo, hi): status 1 when it fixes some item (those lighter than
     lo are in every k-set, those heavier than hi in none), 0 when it fixes
-    none, 2 when no k-set fits."""
+    none, 2 when no k-set fits. ``select``: from ``lightest_k`` instead of
+    the weight order."""
     cdef Window win
     cdef int r
+    cdef double light, wk, wk1
     if not 1 <= k < w.shape[0]:
         raise ValueError(f"k must be in [1, {w.shape[0] - 1}], got {k}")
     cdef Py_ssize_t[::1] by_w = _sort_ascending_py(w)
     memset(&win, 0, sizeof(Window))
-    r = count_window(&w[0], w.shape[0], c, k, &by_w[0], &win)
+    if not select:
+        r = count_window(&w[0], w.shape[0], c, k, &by_w[0], &win)
+    elif lightest_k(&w[0], w.shape[0], k, &light, &wk, &wk1) < 0:
+        raise MemoryError("sparse: selecting the lightest items")
+    else:
+        r = window_of_lightest(&w[0], w.shape[0], c, light, wk, wk1, &win)
     return r, win.lo, win.hi
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _sparse
+from ._fixing import fix_by_bound
 
 __all__ = ["core", "worth_it", "decided", "MIN_ITEMS", "CORE_SHARE", "LOOSE"]
 
@@ -71,15 +72,9 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
     # then spin, a second core busy for the rest of the solve.)
     lower = (float(vs[:b].sum()) + added) * (1.0 - n * 2.0**-52)
-    lam = float(vs[b] / ws[b])
-    d = v - lam * w
-    L = lam * c + float(np.maximum(d, 0.0).sum())
-    # ``decided`` with mu = 0, rearranged: item i is fixed in when d_i > gap,
-    # out when d_i < -gap (the same bound and rounding allowance); gap >= 0
-    # for a reachable LB (L bounds every set), kept at 0 at worst
-    gap = max(0.0, L + _allowance(L, d, 0.0, _TOL["rel_lp"]) - (lower - tol))
-    fixed = np.flatnonzero(d > gap)
-    return np.flatnonzero(np.abs(d) <= gap), fixed, c - float(w[fixed].sum())
+    _, fix_in, fix_out = decided(w, v, c, float(vs[b] / ws[b]), 0.0, 0.0, _TOL["rel_lp"], lower - tol, False)
+    fixed = np.flatnonzero(fix_in)
+    return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
 
 
 def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:
@@ -88,22 +83,17 @@ def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:
     return free.size < n and free.size <= (CORE_SHARE if share is None else share) * n
 
 
-def decided(w, v, c, lam, mu, k, rel, thr):
+def decided(w, v, c, lam, mu, k, rel, thr, reduced=True):
     """Items a Lagrangian bound decides against ``thr``. With d = v - lam w - mu,
     L = lam c + mu k + sum max(0, d) bounds every set the multipliers cover
     (k: its item count, or the count term's k); leaving item i out caps the
-    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, the
-    items whose exclusion falls below ``thr``, those whose inclusion does),
-    with a rounding allowance of ``rel`` times the magnitudes."""
-    d = v - lam * w - mu
-    gain = np.maximum(d, 0)
-    L = lam * c + mu * k + float(gain.sum())
-    sl = _allowance(L, d, mu, rel)
-    return d, L - gain + sl < thr, L + np.minimum(d, 0) + sl < thr
-
-
-def _allowance(L: float, d: np.ndarray, mu: float, rel: float) -> float:
-    """The rounding allowance of a Lagrangian bound L over reduced profits
-    d (multiplier mu): ``rel`` times the magnitudes summed, plus the absolute
-    slack."""
-    return _TOL["abs_slack"] + rel * (abs(L) + float(np.abs(d).sum()) + abs(mu) * d.shape[0])
+    value at L - max(0, d_i), taking it at L + min(0, d_i). Returns (d, or
+    None unless ``reduced``; the items whose exclusion falls below ``thr``,
+    those whose inclusion does, as bool masks), with a rounding allowance of
+    ``rel`` times the magnitudes (``_fixing``: one compiled pass)."""
+    n = w.shape[0]
+    d = np.empty(n) if reduced else None
+    fix_in = np.zeros(n, dtype=np.uint8)
+    fix_out = np.zeros(n, dtype=np.uint8)
+    fix_by_bound(w, v, c, lam, mu, k, rel, thr, fix_in, fix_out, d)
+    return d, fix_in.view(bool), fix_out.view(bool)

@@ -1,0 +1,6 @@
+import numpy as np
+
+def fix_by_bound(
+    w: np.ndarray, v: np.ndarray, c: float, lam: float, mu: float, k: float, rel: float, thr: float,
+    fix_in: np.ndarray, fix_out: np.ndarray, d: np.ndarray | None,
+) -> float: ...

@@ -44,7 +44,7 @@ from ._sparse cimport (ABS_SLACK, AVOID_FREE, FOUND, GO_ON, INCONSISTENT, INTERR
                        _raise, _tick, avoid_windowed)
 
 from ._lines import Below
-from ._order import ascending
+from ._order import ascending, descending
 
 
 cdef struct Scan:
@@ -821,7 +821,7 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
     cdef Py_ssize_t nu = fw_a.shape[0], q
     w_pos_a = np.empty(nu, dtype=np.intp)
     v_pos_a = np.empty(nu, dtype=np.intp)
-    fen = np.zeros((2, nu + 1, 2))  # by weight, by value; per node (key, count)
+    fen = np.zeros((2 if by_value else 1, nu + 1, 2))  # by weight[, by value]; per node (key, count)
     cdef double[:, :, ::1] f = fen
     cdef const double[::1] fw = fw_a, fv = fv_a
     cdef const Py_ssize_t[::1] bw = by_w_a, bv = by_v_a
@@ -836,8 +836,7 @@ cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint 
         if by_value:
             fen_init(&tree, &f[1, 0, 0], False, nu)
             fen_fill(&tree, &bv[0], &fv[0], nu)
-    dc = fv_a - lam * fw_a - mu
-    return w_pos_a, v_pos_a, fen, _prefix(np.maximum(dc, 0)), _prefix(np.abs(dc))
+    return (w_pos_a, v_pos_a, fen) + _prefix_reduced(fw_a, fv_a, lam, mu)
 
 
 cdef Py_ssize_t GROUP_FROM = 64
@@ -904,11 +903,42 @@ cdef _filtered(rank_a, idx):
     return np.ascontiguousarray(r[r >= 0])
 
 
-cdef _prefix(x):
-    """Prefix sums of ``x`` after a leading 0 (n + 1 of them)."""
-    out = np.zeros(x.shape[0] + 1)
-    np.cumsum(x, out=out[1:])
-    return out
+cdef _prefix(x_a, idx_a=None, bint positive=False):
+    """Prefix sums of ``x`` after a leading 0 (n + 1 of them): of x[idx]
+    with ``idx``, of max(0, x) when ``positive``. One pass, summed in
+    order (as ``np.cumsum``)."""
+    cdef const double[::1] x = np.ascontiguousarray(x_a, dtype=np.float64)
+    cdef const Py_ssize_t[::1] idx = idx_a
+    cdef Py_ssize_t n = x.shape[0] if idx_a is None else idx.shape[0], q
+    cdef double t, acc = 0.0
+    out_a = np.empty(n + 1)
+    cdef double[::1] out = out_a
+    with nogil:
+        out[0] = 0.0
+        for q in range(n):
+            t = x[q] if idx_a is None else x[idx[q]]
+            if positive and t < 0:
+                t = 0.0
+            acc += t
+            out[q + 1] = acc
+    return out_a
+
+
+cdef tuple _prefix_reduced(const double[::1] w, const double[::1] v, double lam, double mu):
+    """Prefix sums (after a leading 0) of max(0, d) and of |d|, d = v - lam w - mu."""
+    cdef Py_ssize_t n = w.shape[0], q
+    cdef double d, pos = 0.0, mag = 0.0
+    pos_a, mag_a = np.empty(n + 1), np.empty(n + 1)
+    cdef double[::1] p = pos_a, m = mag_a
+    with nogil:
+        p[0] = m[0] = 0.0
+        for q in range(n):
+            d = v[q] - lam * w[q] - mu
+            pos += d if d > 0 else 0.0
+            mag += fabs(d)
+            p[q + 1] = pos
+            m[q + 1] = mag
+    return pos_a, mag_a
 
 
 # The uniqueness runs (``_unique``) are asked once the decide runs that
@@ -1618,11 +1648,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.counts = s.qcard.mu != 0 and nu >= 256
     by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, w_v_a, &s.qcard,
                                                                          s.counts)
-    dk_rank_a = np.argsort(-dk) if s.cm else eff_rank_a
+    dk_rank_a = descending(dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
     cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
-    cdef const double[::1] pre_d = _prefix(np.maximum(d[free_idx], 0))
-    cdef const double[::1] pre_k = _prefix(np.maximum(dk, 0)) if s.cm else np.zeros(1)
+    cdef const double[::1] pre_d = _prefix(d, free_idx, True)
+    cdef const double[::1] pre_k = _prefix(dk, None, True) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
     cdef const double[::1] eff_w = eff_w_a, eff_v = fv_a[eff_rank_a]
@@ -1666,7 +1696,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
     fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
-    fen_init(&s.by_val, &trees[1, 0, 0], False, nu if s.counts else 0)
+    fen_init(&s.by_val, &trees[1, 0, 0] if trees.shape[0] > 1 else NULL, False,
+             nu if s.counts and trees.shape[0] > 1 else 0)  # read for kmin only (mu < 0)
     s.tree_k = nu  # the trees hold every free item
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return

@@ -620,7 +620,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 
     def run(k, lam, mu, states):
         # One count run within ``states`` more states (0: only the path's budget).
-        o = np.argsort(-(vs - lam * ws - mu))
+        o = descending(vs - lam * ws - mu)
         xk = np.zeros(n, dtype=np.uint8)
         goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
         path, g0 = work.limit, work.generated

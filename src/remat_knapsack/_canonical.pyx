@@ -872,35 +872,53 @@ cdef _lowest_copies(x_a, grp_a):
     """The same witness with each group of identical items' copies moved to
     its lowest positions (same weight and value): the canonical set's. O(n)."""
     cdef Py_ssize_t q, n = x_a.shape[0]
-    held_a = np.bincount(grp_a, weights=x_a).astype(np.intp) if n else np.zeros(1, dtype=np.intp)
+    held_a = np.zeros(n + 1, dtype=np.intp)  # group ids are below n
     cdef Py_ssize_t[::1] held = held_a
     cdef const Py_ssize_t[::1] grp = grp_a
     cdef uint8_t[::1] x = x_a
-    for q in range(n):  # ascending positions: each group's first copies keep the witness's count
-        x[q] = held[grp[q]] > 0
-        held[grp[q]] -= x[q]
+    with nogil:
+        for q in range(n):  # the witness's copies in each group
+            held[grp[q]] += x[q]
+        for q in range(n):  # ascending positions: each group's first copies keep that count
+            x[q] = held[grp[q]] > 0
+            held[grp[q]] -= x[q]
     return x_a
 
 
-cdef _weight_order(fw_a, eff_rank_a, w_eff):
-    """The free items by ascending weight (ties in any order: groups of equal
-    weight stay together), given their weights in efficiency order
-    (``w_eff``). On the items of a line (strongly correlated: v / w falls as
-    w grows; inverse strongly: it rises) that is the efficiency order, or
-    that order read backwards: checked in O(n), no sort."""
-    if w_eff.shape[0] > 1:
-        if bool(np.all(w_eff[1:] >= w_eff[:-1])):
-            return eff_rank_a
-        if bool(np.all(w_eff[1:] <= w_eff[:-1])):
-            return np.ascontiguousarray(eff_rank_a[::-1])
-    return ascending(fw_a)
-
-
-cdef _filtered(rank_a, idx):
-    """The free items' positions (``rank_a``: item -> position, -1 if not
-    free) in the order of the items ``idx``: an order sorted once, filtered."""
-    r = rank_a[idx]
-    return np.ascontiguousarray(r[r >= 0])
+cdef tuple _free_orders(const Py_ssize_t[::1] order, const Py_ssize_t[::1] free_idx, Py_ssize_t n,
+                        const double[::1] fw, const double[::1] fv):
+    """The free items (positions in ``free_idx``) in efficiency order,
+    filtered from ``order`` (every item's, sorted once), with their weights
+    and values in that order; then the same three by ascending weight (ties
+    in any order: groups of equal weight stay together). On the items of a
+    line (strongly correlated: v / w falls as w grows; inverse strongly: it
+    rises) that is the efficiency order, or that order read backwards:
+    checked in the same pass, no sort. O(n) but for that sort."""
+    cdef Py_ssize_t nu = free_idx.shape[0], q, i, r, m = 0
+    cdef bint up = True, down = True
+    rank_a = np.full(n, -1, dtype=np.intp)
+    eff_a, ew_a, ev_a = np.empty(nu, dtype=np.intp), np.empty(nu), np.empty(nu)
+    cdef Py_ssize_t[::1] rank = rank_a, eff = eff_a
+    cdef double[::1] ew = ew_a, ev = ev_a
+    with nogil:
+        for q in range(nu):
+            rank[free_idx[q]] = q
+        for i in range(n):
+            r = rank[order[i]]
+            if r >= 0:
+                eff[m] = r
+                ew[m] = fw[r]
+                ev[m] = fv[r]
+                if m > 0:
+                    up = up and ew[m] >= ew[m - 1]
+                    down = down and ew[m] <= ew[m - 1]
+                m += 1
+    if up or nu < 2:
+        return eff_a, ew_a, ev_a, eff_a, ew_a, ev_a
+    if down:
+        return eff_a, ew_a, ev_a, eff_a[::-1].copy(), ew_a[::-1].copy(), ev_a[::-1].copy()
+    by_w = ascending(fw)
+    return eff_a, ew_a, ev_a, by_w, np.asarray(fw)[by_w], np.asarray(fv)[by_w]
 
 
 cdef _prefix(x_a, idx_a=None, bint positive=False):
@@ -1624,12 +1642,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # the free items (positions in free_idx) in efficiency order (filtered
     # from the instance's), in descending d for count-mode runs, and by
     # ascending weight (the decide runs' pairing order)
-    rank_a = np.full(wa.shape[0], -1, dtype=np.intp)
-    rank_a[free_idx] = np.arange(nu)
-    eff_rank_a = _filtered(rank_a, order)
-    eff_w_a = fw_a[eff_rank_a]
-    w_rank_a = _weight_order(fw_a, eff_rank_a, eff_w_a)
-    w_v_a = fv_a[w_rank_a]
+    eff_rank_a, eff_w_a, eff_v_a, w_rank_a, w_w_a, w_v_a = _free_orders(order, free_idx, wa.shape[0], fw_a, fv_a)
     # Identical items (same weight and value): once one is needed, every
     # identical one below it that the witness holds is needed too. (Were
     # such an item k' not needed, a set below k' reaching its target, with
@@ -1655,8 +1668,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] pre_k = _prefix(dk, None, True) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
-    cdef const double[::1] eff_w = eff_w_a, eff_v = fv_a[eff_rank_a]
-    cdef const double[::1] w_w = fw_a[w_rank_a], w_v = w_v_a
+    cdef const double[::1] eff_w = eff_w_a, eff_v = eff_v_a
+    cdef const double[::1] w_w = w_w_a, w_v = w_v_a
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef const double[::1] by_v_v = fv_a[by_v_a] if s.counts else np.zeros(1)

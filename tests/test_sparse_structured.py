@@ -109,6 +109,22 @@ def test_radix_sort_is_a_stable_argsort(x):
     assert np.array_equal(_sparse._sort_ascending_py(a), np.argsort(a, kind="stable"))
 
 
+def test_radix_sort_packs_positions_when_they_fit():
+    # Integer keys with room for the position below them sort one packed
+    # array (_radix._sort_packed); larger keys and fractions keep key and
+    # position apart (_sort_pairs). Both stable, at sizes whose positions
+    # take 1 to 19 bits.
+    from remat_knapsack import _sparse
+
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 3, 257, 100_000, 300_000):
+        for top in (2, 70_000, 10**6, 2**40, 2**52):
+            a = rng.integers(0, top, n).astype(float)
+            assert np.array_equal(_sparse._sort_ascending_py(a), np.argsort(a, kind="stable")), (n, top)
+        a = rng.random(n) * 1e6
+        assert np.array_equal(_sparse._sort_ascending_py(a), np.argsort(a, kind="stable")), n
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.integers(0, 2**53 - 1), max_size=40), st.integers(1, 2**20))
 def test_gcd_of_matches_numpy(values, factor):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force, knob_against_dp, no_count_fills, off_and_on
+from oracles import brute_force, knob, knob_against_dp, no_count_fills, off_and_on
 
 from remat_knapsack import SolverMemoryError, _canonical, _sparse, instances, solve, sparse
 
@@ -656,6 +656,22 @@ def test_window_run_answers_on_strongly_correlated_items():
 # the last kmax tried before the trees' descent, and the trees brought down
 # lazily by single removals or by rebuilding, against dp; on strongly
 # correlated items (on the count line) the two-list search runs too.
+
+
+@pytest.mark.parametrize("cls", ["strongly", "profit_ceiling"])
+def test_greedy_backoff_keeps_the_set(cls):
+    # n=10^4, R=10^6: no greedy set below a witness item reaches the target
+    # (16 and 52 tries); backing off after 4 misses tries fewer, same set
+    off, on = off_and_on(cls, 10_000, 10**6, 0, knob(_canonical._configure_greedy_misses, 0))
+    assert off.stats["greedy_found"] == on.stats["greedy_found"] == 0
+    assert on.stats["greedy_tries"] < off.stats["greedy_tries"]
+
+
+@pytest.mark.parametrize("misses", [0, 1])  # never back off; back off after every miss
+def test_greedy_backoff_against_dp(misses):
+    found = knob_against_dp(960 + misses, lambda rng: knob(_canonical._configure_greedy_misses, misses),
+                            "greedy_found", n_max=120, tries=120)
+    assert found > 0  # greedy sets answered some witness items either way
 
 
 @pytest.mark.parametrize("rebuild", [0, 8, 1 << 40])  # always single removals; the default; always rebuilt

@@ -127,6 +127,8 @@ cdef struct Scan:
     Py_ssize_t yes_states       # the states of the last decide run that found a set (``_decide``)
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
+    Py_ssize_t greedy_misses    # greedy sets in a row that did not (``_greedy_due``) ...
+    Py_ssize_t greedy_skip      # ... and witness items to pass before the next try
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
     Py_ssize_t probes_found     # ... that found a set there
     bint probe_off              # one failed since the last item kept: no more until the next
@@ -1333,6 +1335,36 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
     return LEAVE_OUT
 
 
+# After GREEDY_MISSES greedy sets in a row fall short of the target, the
+# next tries back off: one every 2, 4, 8, ... witness items that reach the
+# test (a set that reaches it resets this). Each try is a pass over the
+# free items; on strongly correlated, profit ceiling and circle items at
+# R=10^6 none of 13-273 tries a solve found anything (docs/sparse.md, 0.18).
+cdef Py_ssize_t GREEDY_MISSES = 4
+
+
+def _configure_greedy_misses(Py_ssize_t misses):
+    """Test knob: ``GREEDY_MISSES`` (0: never back off). Returns the old one."""
+    global GREEDY_MISSES
+    old = GREEDY_MISSES
+    GREEDY_MISSES = misses
+    return old
+
+
+cdef bint _greedy_due(Scan* s) noexcept nogil:
+    """Whether ``_greedy_below`` is tried at this witness item (its backoff)."""
+    if s.greedy_skip > 0:
+        s.greedy_skip -= 1
+        return False
+    return True
+
+
+cdef void _greedy_missed(Scan* s) noexcept nogil:
+    s.greedy_misses += 1
+    if 0 < GREEDY_MISSES <= s.greedy_misses:
+        s.greedy_skip = (<Py_ssize_t>1 << min(s.greedy_misses - GREEDY_MISSES + 1, 30)) - 1
+
+
 cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     """The greedy set of the free items below k (efficiency order, every item
     that still fits within s.j), when it reaches the target: LEAVE_OUT with
@@ -1352,8 +1384,10 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
             elif s.gb_k < 0:  # the break item: remembered for ``_window``
                 s.gb_k, s.gb_q, s.gb_w, s.gb_v = k, q, s.j - room, val
     if val < s.tgt - s.tol:
+        _greedy_missed(s)
         return 0
     s.greedy_found += 1
+    s.greedy_misses = 0
     room = s.j
     for q in range(s.nu):
         m = s.eff_rank[q]
@@ -1487,7 +1521,7 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return KEEP
     # (subset sums whose complement question applies: that answers at a
     # tight prefix in microseconds, where the greedy set costs O(nu))
-    if not (s.sums and s.pre_v[k] - s.tgt < s.tgt) and _greedy_below(s, k) == LEAVE_OUT:
+    if not (s.sums and s.pre_v[k] - s.tgt < s.tgt) and _greedy_due(s) and _greedy_below(s, k) == LEAVE_OUT:
         return LEAVE_OUT
     r = _prefix_probe(s, pool, k)
     if r != 0:

@@ -1338,8 +1338,7 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 # After GREEDY_MISSES greedy sets in a row fall short of the target, the
 # next tries back off: one every 2, 4, 8, ... witness items that reach the
 # test (a set that reaches it resets this). Each try is a pass over the
-# free items; on strongly correlated, profit ceiling and circle items at
-# R=10^6 none of 13-273 tries a solve found anything (docs/sparse.md, 0.18).
+# free items, and on some families none finds a set (docs/sparse.md, 0.18).
 cdef Py_ssize_t GREEDY_MISSES = 4
 
 

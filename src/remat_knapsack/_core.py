@@ -72,7 +72,8 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
     # then spin, a second core busy for the rest of the solve.)
     lower = (float(vs[:b].sum()) + added) * (1.0 - n * 2.0**-52)
-    _, fix_in, fix_out = decided(w, v, c, float(vs[b] / ws[b]), 0.0, 0.0, _TOL["rel_lp"], lower - tol, False)
+    _, fix_in, fix_out = decided(w, v, c, float(vs[b] / ws[b]), 0.0, 0.0, _TOL["rel_lp"], lower - tol,
+                                   reduced=False)
     fixed = np.flatnonzero(fix_in)
     return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
 

@@ -131,11 +131,11 @@ cdef inline int sort_ascending(const double* x, Py_ssize_t n, Py_ssize_t* out) n
         free(key2)
         return -1
     bits = _keys(x, n, key)
+    while nbytes < 8 and bits >> (8 * nbytes):  # bytes above these are 0 in every key
+        nbytes += 1
     while pbits < 63 and (<uint64_t>1 << pbits) < <uint64_t>n:
         pbits += 1
     if bits >> (64 - pbits) == 0:  # room for the position below the key
-        while nbytes < 8 and bits >> (8 * nbytes):
-            nbytes += 1
         _sort_packed(key, key2, n, pbits, nbytes, out)
     else:
         pos2 = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t) + 8)
@@ -143,8 +143,6 @@ cdef inline int sort_ascending(const double* x, Py_ssize_t n, Py_ssize_t* out) n
             free(key)
             free(key2)
             return -1
-        while nbytes < 8 and bits >> (8 * nbytes):  # bytes above these are 0 in every key
-            nbytes += 1
         _sort_pairs(key, key2, pos2, n, nbytes, out)
     free(key)
     free(key2)

@@ -61,6 +61,16 @@ cdef inline uint64_t _mix(uint64_t x) noexcept nogil:
     return x
 
 
+cdef inline double _pivot(const double* a, Py_ssize_t lo, Py_ssize_t hi, uint64_t* seed) noexcept nogil:
+    """The median of three pseudo-random picks from a[lo:hi]: expected O(n)
+    selection on any input order (sorted runs defeat fixed picks after a
+    three-way partition)."""
+    seed[0] = _mix(seed[0] + 1)
+    return _median3(a[lo + <Py_ssize_t>(seed[0] % <uint64_t>(hi - lo))],
+                    a[lo + <Py_ssize_t>((seed[0] >> 21) % <uint64_t>(hi - lo))],
+                    a[lo + <Py_ssize_t>((seed[0] >> 42) % <uint64_t>(hi - lo))])
+
+
 cdef inline Py_ssize_t lightest_count(const double* w, Py_ssize_t n, double c) noexcept nogil:
     """The largest k such that the k lightest of w[0:n] (all > 0, integers
     whose total is below 2**53, so every sum here is exact) weigh at most c:
@@ -74,12 +84,7 @@ cdef inline Py_ssize_t lightest_count(const double* w, Py_ssize_t n, double c) n
         return -1
     memcpy(a, w, n * sizeof(double))
     while lo < hi:
-        # three pseudo-random picks: expected O(n) on any input order (sorted
-        # runs defeat fixed picks after a three-way partition)
-        seed = _mix(seed + 1)
-        p = _median3(a[lo + <Py_ssize_t>(seed % <uint64_t>(hi - lo))],
-                     a[lo + <Py_ssize_t>((seed >> 21) % <uint64_t>(hi - lo))],
-                     a[lo + <Py_ssize_t>((seed >> 42) % <uint64_t>(hi - lo))])
+        p = _pivot(a, lo, hi, &seed)
         _three_way(a, lo, hi, p, &lt, &gt, &below)
         if below > room:  # the answer lies among the lighter ones
             hi = lt
@@ -121,10 +126,7 @@ cdef inline int lightest_k(const double* w, Py_ssize_t n, Py_ssize_t k, double* 
                 s += a[i]
                 top = a[i] if a[i] > top else top
             break
-        seed = _mix(seed + 1)
-        p = _median3(a[lo + <Py_ssize_t>(seed % <uint64_t>(hi - lo))],
-                     a[lo + <Py_ssize_t>((seed >> 21) % <uint64_t>(hi - lo))],
-                     a[lo + <Py_ssize_t>((seed >> 42) % <uint64_t>(hi - lo))])
+        p = _pivot(a, lo, hi, &seed)
         _three_way(a, lo, hi, p, &lt, &gt, &below)
         if need <= lt - lo:  # the k-th is among the lighter ones
             hi = lt

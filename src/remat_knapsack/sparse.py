@@ -741,7 +741,7 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     Returns (the free items, the items fixed in, d = v - lam w, lam)."""
     lam = float(vs[b] / ws[b])
     d, in1, out1 = decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
-    _, in2, out2 = decided(w, v, c, *card, _TOL["rel_card"], thr, False)
+    _, in2, out2 = decided(w, v, c, *card, _TOL["rel_card"], thr, reduced=False)
     fix1 = (in1 | in2) & Sb
     fix0 = (out1 | out2) & ~Sb
     if cards:
@@ -749,7 +749,7 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
         # of) all of them if every count's bound says so.
         all1 = all0 = True
         for k, lamk, muk in cards:
-            _, ink, outk = decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr, False)
+            _, ink, outk = decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr, reduced=False)
             all1 = all1 & ink
             all0 = all0 & outk
         fix1 |= all1 & Sb

@@ -10,7 +10,7 @@ Top-down over the free items (``_scan``): an item not in the current optimal
 witness is left out at no cost; an item in it (``_settle``, cheapest test
 first) is kept when a group-mate above was needed or the bounds of the items
 below it cannot reach the target (``_root_bound``: value sum, Lagrangian
-bound, count bound from Fenwick trees); it is left out when everything below
+bound, count bound from block sums, ``_blocks``); it is left out when everything below
 fits, when the greedy set below reaches the target (``_greedy_below``), when a
 decide run on the shortest prefix the bounds allow finds a set
 (``_prefix_probe``), or when a decide run on the items below it does
@@ -35,7 +35,7 @@ from libc.string cimport memset
 from ._class_counts cimport ClassCounts, cc_bound
 from ._count_fill cimport (FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_greedy, fill_layers, fill_setup,
                            fill_work, walk_sum)
-from ._fenwick cimport Fenwick, fen_add, fen_fill, fen_init, fen_within
+from ._blocks cimport Blocks, blk_below, blk_init, blk_nodes, blk_shift, blk_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
@@ -58,7 +58,7 @@ cdef struct Scan:
     const double* pre_d         # ... of max(0, d), d = v - lam w
     const double* pre_k         # ... of max(0, d_k), the count path's d_k
     const double* pre_c         # ... of max(0, dc) for the count multipliers' dc
-    const double* pre_ca        # ... of |dc| (``_count_trees``)
+    const double* pre_ca        # ... of |dc| (``_count_sums``)
     const Py_ssize_t* eff_rank  # the free items in efficiency order
     Py_ssize_t* eff_twin        # ... with each group's copies moved into index order (``_copies_in_order``)
     bint twin_ready             # ... once a uniqueness run needed it
@@ -72,8 +72,8 @@ cdef struct Scan:
     const double* w_v           # ... and values
     const Py_ssize_t* by_v      # ... by descending value (count structures)
     const double* by_v_v        # ... their values in that order
-    const Py_ssize_t* w_pos     # 1-based positions in the weight tree
-    const Py_ssize_t* v_pos     # ... and in the value tree
+    const Py_ssize_t* w_pos     # each item's position in w_rank
+    const Py_ssize_t* v_pos     # ... and in by_v
     const Py_ssize_t* grp       # group of identical items of each item
     uint8_t* Sf                 # the current optimal witness
     uint8_t* needed             # per group: an identical item above is needed
@@ -84,9 +84,8 @@ cdef struct Scan:
     Py_ssize_t* sr              # ... the free item of each
     Py_ssize_t* pos             # scratch: free item -> run item
     Py_ssize_t* hint            # a decide run's items by weight (pairing)
-    Fenwick by_w                # the free items below tree_k, by weight
-    Fenwick by_val              # ... and by value
-    Py_ssize_t tree_k           # (``_trees_below`` brings them down to k when a bound reads them)
+    Blocks by_w                 # the free items below by_w.below, by weight (count bounds)
+    Blocks by_val               # ... and by value
     Card qcard                  # decide runs' multipliers (they count their own items)
     Card kcard                  # count-mode runs' (the count path's lam_k, mu_k)
     double lam                  # pre_d's multiplier (the break item's efficiency)
@@ -503,41 +502,17 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) n
     return LEAVE_OUT
 
 
-# The count trees catch up with the pass by single removals, or are rebuilt
-# when more than one item in TREE_REBUILD of them has gone since.
-cdef Py_ssize_t TREE_REBUILD = 8
-
-
-def _configure_tree_rebuild(Py_ssize_t every):
-    """Test knob: ``TREE_REBUILD`` (0: always single removals; a huge value:
-    always rebuilt). Returns the old one."""
-    global TREE_REBUILD
-    old = TREE_REBUILD
-    TREE_REBUILD = every
-    return old
-
-
-cdef void _trees_below(Scan* s, Py_ssize_t k) noexcept nogil:
-    """Bring the count trees down to the free items below k. Between two
-    reads the pass drops many items (the last kmax mostly settles an item
-    without them: ``_root_bound``), so they are dropped here, together."""
-    cdef Py_ssize_t q
-    cdef bint by_value = s.qcard.mu < 0  # the value tree is read for kmin only
-    if (s.tree_k - k) * TREE_REBUILD > s.nu:
-        fen_fill(&s.by_w, s.w_rank, s.fw, k)
-        if by_value:
-            fen_fill(&s.by_val, s.by_v, s.fv, k)
-    else:
-        for q in range(k, s.tree_k):
-            fen_add(&s.by_w, s.w_pos[q], -s.fw[q], 0.0, -1.0)
-            if by_value:
-                fen_add(&s.by_val, s.v_pos[q], -s.fv[q], 0.0, -1.0)
-    s.tree_k = k
+cdef void _sums_below(Scan* s, Py_ssize_t k) noexcept nogil:
+    """Bring the count sums down to the free items below k: O(1) an item
+    dropped since the last read (the pass drops many between two)."""
+    blk_below(&s.by_w, k)
+    if s.qcard.mu < 0:  # the value sums are read for kmin only
+        blk_below(&s.by_val, k)
 
 
 cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
-    """An upper bound on the free items below k within s.j, in O(log n)
-    amortized (the trees catch up with the pass, ``_trees_below``):
+    """An upper bound on the free items below k within s.j, in
+    O(sqrt n) (plus O(1) per item dropped since the last read, ``_sums_below``):
     their value sum, the Lagrangian bound of multiplier s.lam, with the count
     path exactly s.kneed of them, and with the count structures the count
     bound of a decide run's root (-inf when that is below the target; its
@@ -557,34 +532,26 @@ cdef double _root_bound(Scan* s, Py_ssize_t k) noexcept nogil:
                                         + fabs(s.qcard.mu) * s.nu + fabs(s.tgt))
         # kmax (most of the lightest items within j) only falls as the pass
         # goes down (fewer items, less room), so the last one still bounds:
-        # tried before the tree's descent, which it mostly saves.
+        # tried before the sums' walk, which it mostly saves.
         if s.qcard.mu >= 0 and _count_lag(s, k, s.kmax) + slack < s.tgt - s.tol:
             return -INFINITY
-        # The trees as they stand may still hold items from k up: more
-        # items, so a kmax no lower (a kmin no higher) and a bound no
-        # tighter, but often tight enough, and then the pass does not bring
-        # them down item by item (``_trees_below``).
-        if s.tree_k > k and _count_lag(s, k, _tree_count(s, k, False)) + slack < s.tgt - s.tol:
-            return -INFINITY
-        _trees_below(s, k)
-        if _count_lag(s, k, _tree_count(s, k, True)) + slack < s.tgt - s.tol:
+        _sums_below(s, k)
+        if _count_lag(s, k, _sums_count(s, k)) + slack < s.tgt - s.tol:
             ub = -INFINITY
     return ub
 
 
-cdef double _tree_count(Scan* s, Py_ssize_t k, bint exact) noexcept nogil:
-    """The count of a decide run's root from the count trees: kmax, the most
-    of the lightest items within s.j, or (mu < 0) kmin, the fewest of the
-    most valuable that reach the target. ``exact``: the trees hold the free
-    items below k, and kmax is kept (``s.kmax``)."""
-    cdef double fk, fv_, kk, goal
-    fen_within(&s.by_w, s.j, False, &fk, &fv_, &kk)
-    if exact:
-        s.kmax = kk
+cdef double _sums_count(Scan* s, Py_ssize_t k) noexcept nogil:
+    """The count of a decide run's root from the count sums (holding the
+    free items below k): kmax, the most of the lightest items within s.j
+    (kept: ``s.kmax``), or (mu < 0) kmin, the fewest of the most valuable
+    that reach the target."""
+    cdef double kk, goal
+    kk = s.kmax = blk_within(&s.by_w, s.j, False)
     if s.qcard.mu >= 0:
         return kk
     goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
-    fen_within(&s.by_val, goal, True, &fk, &fv_, &kk)
+    kk = blk_within(&s.by_val, goal, True)
     if s.pre_v[k] < goal:  # not even all of them
         return INFINITY
     return kk + 1
@@ -797,48 +764,39 @@ cdef Py_ssize_t _query(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 
 
 cdef tuple _count_structures(fw_a, fv_a, w_rank_a, v_by_w, const Card* card, bint counts):
-    """The free items by descending value and ``_count_trees``'s positions,
-    trees and prefix sums (one-element placeholders when not ``counts``).
-    ``v_by_w``: their values in weight order (``w_rank_a``)."""
+    """The free items by descending value, their values in that order, and
+    ``_count_sums``'s positions and prefix sums (one-element placeholders
+    when not ``counts``). ``v_by_w``: their values in weight order (``w_rank_a``)."""
     if not counts:
         one = np.zeros(1, dtype=np.intp)
-        return one, one, one, np.zeros((2, 1, 2)), np.zeros(1), np.zeros(1)
+        return one, np.zeros(1), one, one, np.zeros(1), np.zeros(1)
     # descending values, ties in any order: only sums and counts are read.
     # Where the values follow the weights (strongly correlated, subset sum,
     # profit ceiling) the weight order read backwards is one, with no sort.
     if v_by_w.shape[0] and bool(np.all(v_by_w[1:] >= v_by_w[:-1])):
         by_v_a = np.ascontiguousarray(w_rank_a[::-1])
+        by_v_v_a = np.ascontiguousarray(v_by_w[::-1])
     else:
         by_v_a = np.ascontiguousarray(ascending(fv_a)[::-1])
-    return (by_v_a,) + _count_trees(fw_a, fv_a, w_rank_a, by_v_a, card.lam, card.mu, card.mu < 0)
+        by_v_v_a = fv_a[by_v_a]
+    return (by_v_a, by_v_v_a) + _count_sums(fw_a, fv_a, w_rank_a, by_v_a, card.lam, card.mu)
 
 
-cdef tuple _count_trees(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu, bint by_value):
+cdef tuple _count_sums(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
     """For the canonical pass, given the free items by weight (ascending,
-    ``by_w_a``) and by value (descending, ``by_v_a``): their
-    1-based positions in both orders, Fenwick
-    trees (count, sum) over both orders holding every item (the value tree
-    only ``by_value``, else left empty), and prefix sums
-    of max(0, d) and |d| for d = v - lam w - mu (index order)."""
+    ``by_w_a``) and by value (descending, ``by_v_a``): each item's position
+    in both orders, and prefix sums of max(0, d) and |d| for
+    d = v - lam w - mu (index order)."""
     cdef Py_ssize_t nu = fw_a.shape[0], q
     w_pos_a = np.empty(nu, dtype=np.intp)
     v_pos_a = np.empty(nu, dtype=np.intp)
-    fen = np.zeros((2 if by_value else 1, nu + 1, 2))  # by weight[, by value]; per node (key, count)
-    cdef double[:, :, ::1] f = fen
-    cdef const double[::1] fw = fw_a, fv = fv_a
     cdef const Py_ssize_t[::1] bw = by_w_a, bv = by_v_a
     cdef Py_ssize_t[::1] wp = w_pos_a, vp = v_pos_a
-    cdef Fenwick tree
     with nogil:
         for q in range(nu):
-            wp[bw[q]] = q + 1
-            vp[bv[q]] = q + 1
-        fen_init(&tree, &f[0, 0, 0], False, nu)
-        fen_fill(&tree, &bw[0], &fw[0], nu)
-        if by_value:
-            fen_init(&tree, &f[1, 0, 0], False, nu)
-            fen_fill(&tree, &bv[0], &fv[0], nu)
-    return (w_pos_a, v_pos_a, fen) + _prefix_reduced(fw_a, fv_a, lam, mu)
+            wp[bw[q]] = q
+            vp[bv[q]] = q
+    return (w_pos_a, v_pos_a) + _prefix_reduced(fw_a, fv_a, lam, mu)
 
 
 cdef Py_ssize_t GROUP_FROM = 64
@@ -1689,11 +1647,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
         _lowest_copies(Sf_a, grp_a)
     # Count structures, used with the cardinality multipliers only: the
     # decide runs' counts (kmax, values largest first) from two orders sorted
-    # once, and Fenwick trees for the count bound of a run's root.
+    # once, and block sums (``_blocks``) for the count bound of a run's root.
     # (not worth their set-up for a few hundred items: then each run sorts)
     s.counts = s.qcard.mu != 0 and nu >= 256
-    by_v_a, w_pos_a, v_pos_a, fen, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, w_v_a, &s.qcard,
-                                                                         s.counts)
+    by_v_a, by_v_v_a, w_pos_a, v_pos_a, pre_c_a, pre_ca_a = _count_structures(fw_a, fv_a, w_rank_a, w_v_a,
+                                                                              &s.qcard, s.counts)
     dk_rank_a = descending(dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
     cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
@@ -1705,7 +1663,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] w_w = w_w_a, w_v = w_v_a
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
-    cdef const double[::1] by_v_v = fv_a[by_v_a] if s.counts else np.zeros(1)
+    cdef const double[::1] by_v_v = by_v_v_a
     cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
     cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8)
     cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
@@ -1727,7 +1685,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.bits_cap = (min(SUMS_BITS_WORDS, max(0, pool.max_states - pool.cap) // 8 * SLOT_BYTES)
                   if s.sums or s.offset > 0 else 0)
     cdef uint64_t[::1] bits = _bits_work(s.bits_cap) if s.bits_cap > 0 else None
-    cdef double[:, :, ::1] trees = fen  # by weight, by value: per node (sum, count)
+    cdef Py_ssize_t n_sums = nu if s.counts else 0
+    cdef double[::1] w_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by weight
+    cdef double[::1] v_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by value
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
@@ -1741,10 +1701,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
-    fen_init(&s.by_w, &trees[0, 0, 0], False, nu if s.counts else 0)
-    fen_init(&s.by_val, &trees[1, 0, 0] if trees.shape[0] > 1 else NULL, False,
-             nu if s.counts and trees.shape[0] > 1 else 0)  # read for kmin only (mu < 0)
-    s.tree_k = nu  # the trees hold every free item
+    blk_init(&s.by_w, &w_sums[0], &w_rank[0], &w_w[0], &w_pos[0], n_sums)  # every free item
+    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], &v_pos[0], n_sums if s.qcard.mu < 0 else 0)
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
     s.lines_on = classes is not None
@@ -1858,3 +1816,28 @@ def _count_fill_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t 
     with nogil:
         r = fill_bits(&f, &layers[0], keep, &xv[0])
     return r, (x if r == 1 else None), (f.t, f.b, f.words)
+
+
+def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t below, double limit,
+                   bint strict=False):
+    """Test face of ``_blocks``: over the items ``idx`` (a permutation of
+    0..n-1) in rank order with keys ``key`` (>= 0, by rank), the items of
+    index >= ``below`` dropped one call at a time from the top: how many of
+    those held make the longest rank prefix with key sum <= ``limit`` (<
+    when ``strict``)."""
+    cdef Py_ssize_t n = idx.shape[0], r
+    if key.shape[0] != n:
+        raise ValueError(f"key has {key.shape[0]} entries for {n} items")
+    rank_a = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] rank = rank_a
+    for r in range(n):
+        rank[idx[r]] = r
+    node_a = np.empty(blk_nodes(n, blk_shift(n)))
+    cdef double[::1] node = node_a
+    cdef Blocks b
+    cdef const Py_ssize_t* ip = &idx[0] if n else NULL
+    cdef const double* kp = &key[0] if n else NULL
+    blk_init(&b, &node[0], ip, kp, &rank[0] if n else NULL, n)
+    for r in range(n - 1, below - 1, -1):  # one item at a time, as the pass drops them
+        blk_below(&b, r)
+    return blk_within(&b, limit, strict)

@@ -1,8 +1,9 @@
 # cython: language_level=3
 """A Fenwick (binary indexed) tree of items in a fixed rank order.
 
-Shared by ``_bounds`` (Dantzig bounds of item sets that change one item at a
-time) and ``_sparse`` (count bounds of the canonical pass). Each node holds,
+Used by ``_bounds`` (Dantzig bounds of item sets that change one item at a
+time, with as many reads as updates; the canonical pass, which drops many
+items between few reads, keeps block sums instead: ``_blocks``). Each node holds,
 for its range of ranks, the sum of a ``key`` (what a descent is limited by,
 e.g. weight), of the item count and, optionally, of a carried ``val`` (e.g.
 value). The fields of a node lie side by side (``width`` doubles a node:
@@ -43,27 +44,6 @@ cdef inline void fen_add(Fenwick* f, Py_ssize_t rank, double key, double val, do
         if f.width == 3:
             x[2] += val
         rank += rank & -rank
-
-
-cdef inline void fen_fill(Fenwick* f, const Py_ssize_t* order, const double* key,
-                          Py_ssize_t below) noexcept nogil:
-    """Rebuild the tree to hold the items ``order[r - 1]`` at rank r whose
-    index is below ``below``, with their ``key`` (a carried val is set to
-    0): O(n)."""
-    cdef Py_ssize_t r, p, t, i
-    cdef double* x
-    for r in range(1, f.n + 1):  # the leaves, in rank order
-        i = order[r - 1]
-        x = f.node + r * f.width
-        x[0] = key[i] if i < below else 0.0
-        x[1] = 1.0 if i < below else 0.0
-        if f.width == 3:
-            x[2] = 0.0
-    for r in range(1, f.n + 1):  # in place: each node adds itself to its parent
-        p = r + (r & -r)
-        if p <= f.n:
-            for t in range(f.width):
-                f.node[p * f.width + t] += f.node[r * f.width + t]
 
 
 cdef inline Py_ssize_t fen_within(const Fenwick* f, double limit, bint strict,

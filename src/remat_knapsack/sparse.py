@@ -137,10 +137,11 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    path's reduction avoids on almost strongly correlated items. With the
    cardinality multipliers, the
    count bound of a decide run's root (kmax, or the fewest most valuable items
-   reaching the target) comes from Fenwick trees over the free items below,
-   in O(log n), so most runs that would stop at their root are never started;
-   kmax only falls as the pass goes down, so the last one is tried first, and
-   the trees drop the items passed only when they are read again.
+   reaching the target) comes from block sums over the free items below
+   (``_blocks``: O(1) an item dropped, O(sqrt n) a read), so most runs that
+   would stop at their root are never started; kmax only falls as the pass
+   goes down, so the last one is tried first, and the sums drop the items
+   passed only when they are read again.
    **Two lists.** Before a decide run on integer items that lie on the
    count multipliers' line (strongly correlated: a set reaching the target
    must fill the capacity exactly), Horowitz and Sahni's two lists search

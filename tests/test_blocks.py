@@ -1,0 +1,50 @@
+"""``_blocks.pxd`` (through ``_canonical._blocks_within``): the count of the
+longest held rank prefix within a limit, against a plain walk."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remat_knapsack import _canonical
+
+
+def walk(idx, key, below, limit, strict):
+    acc = cnt = 0
+    for r in range(len(idx)):
+        if idx[r] < below:
+            if not (acc + key[r] < limit if strict else acc + key[r] <= limit):
+                break
+            acc += key[r]
+            cnt += 1
+    return cnt
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_within_is_the_walk(data):
+    n = data.draw(st.integers(0, 600))
+    seed = data.draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(n).astype(np.intp)
+    key = np.sort(rng.integers(0, data.draw(st.sampled_from([1, 3, 1000])), n)).astype(float)
+    below = data.draw(st.integers(0, n))
+    limit = float(data.draw(st.integers(-2, int(key.sum()) + 2)))
+    strict = data.draw(st.booleans())
+    assert _canonical._blocks_within(idx, key, below, limit, strict) == walk(idx, key, below, limit, strict)
+
+
+def test_within_at_block_edges():
+    n = 4096  # blocks of 64: limits ending exactly on and around block ends
+    idx = np.arange(n, dtype=np.intp)[::-1].copy()
+    key = np.ones(n)
+    for below in (n, 3000, 64, 0):
+        for limit in (0, 63, 64, 65, 127, 128, 4095, 4096, 5000):
+            for strict in (False, True):
+                want = walk(idx, key, below, limit, strict)
+                assert _canonical._blocks_within(idx, key, below, float(limit), strict) == want
+
+
+def test_within_checks_lengths():
+    with pytest.raises(ValueError, match="key has 2 entries for 3 items"):
+        _canonical._blocks_within(np.arange(3, dtype=np.intp), np.ones(2), 3, 1.0)

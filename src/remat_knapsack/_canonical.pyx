@@ -84,6 +84,8 @@ cdef struct Scan:
     Py_ssize_t* sr              # ... the free item of each
     Py_ssize_t* pos             # scratch: free item -> run item
     Py_ssize_t* hint            # a decide run's items by weight (pairing)
+    Py_ssize_t by_weight_k      # sw, sv, sr hold the free items below it by weight (-1: not; ``_gather_by_weight``)
+    Py_ssize_t by_weight_n      # ... that many
     Blocks by_w                 # the free items below by_w.below, by weight (count bounds)
     Blocks by_val               # ... and by value
     Card qcard                  # decide runs' multipliers (they count their own items)
@@ -180,6 +182,7 @@ cdef Py_ssize_t _gather(Scan* s, const Py_ssize_t* rank, const double* rw, const
     sr), and their weight order into ``hint``: the free items' weight order
     filtered, O(n) instead of a sort per run."""
     cdef Py_ssize_t q, m, h = 0, nsub = 0
+    s.by_weight_k = -1
     for q in range(s.nu):
         m = rank[q]
         if m < k:
@@ -230,6 +233,7 @@ cdef Py_ssize_t _gather_light(Scan* s, bint by_weight, Py_ssize_t k, double vcap
     cdef const Py_ssize_t* rank = s.w_rank if by_weight else s.eff_rank
     cdef const double* rw = s.w_w if by_weight else s.eff_w
     cdef const double* rv = s.w_v if by_weight else s.eff_v
+    s.by_weight_k = -1
     for q in range(s.nu):
         p = q if by_weight else s.nu - 1 - q
         if by_weight and rw[p] > vcap:  # weight = value: the rest are heavier
@@ -322,15 +326,24 @@ def _configure_fill_bits(Py_ssize_t work, Py_ssize_t near=2):
 cdef Py_ssize_t _gather_by_weight(Scan* s, Py_ssize_t k) noexcept nogil:
     """The free items below k by ascending weight into the run's arrays (on
     strongly correlated items, also their efficiency order). Returns their
-    count."""
+    count. When the arrays still hold the last such gather, from an item at
+    or above k (the pass's questions come a few items apart), they are
+    filtered in place: the items before the first one dropped stay put."""
     cdef Py_ssize_t q, m, nsub = 0
-    for q in range(s.nu):
-        m = s.w_rank[q]
-        if m < k:
-            s.sw[nsub] = s.w_w[q]
-            s.sv[nsub] = s.w_v[q]
-            s.sr[nsub] = m
-            nsub += 1
+    if s.by_weight_k >= k:
+        for q in range(s.by_weight_n):
+            m = s.sr[q]
+            if m < k:
+                if nsub < q:
+                    s.sw[nsub], s.sv[nsub], s.sr[nsub] = s.sw[q], s.sv[q], m
+                nsub += 1
+    else:
+        for q in range(s.nu):
+            m = s.w_rank[q]
+            if m < k:
+                s.sw[nsub], s.sv[nsub], s.sr[nsub] = s.w_w[q], s.w_v[q], m
+                nsub += 1
+    s.by_weight_k, s.by_weight_n = k, nsub
     return nsub
 
 
@@ -1619,7 +1632,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     fw_a = np.ascontiguousarray(wa[free_idx])
     fv_a = np.ascontiguousarray(va_[free_idx])
     s.cm = s.count_runs = count is not None
-    s.proved_at = s.two_asked = -1
+    s.proved_at = s.two_asked = s.by_weight_k = -1
     dk = None
     if s.cm:
         s.kneed, lamk, muk = count

@@ -1,5 +1,5 @@
-"""``_blocks.pxd`` (through ``_canonical._blocks_within``): the count of the
-longest held rank prefix within a limit, against a plain walk."""
+"""``_blocks.pxd`` (through ``_canonical._blocks_within``): the count and key
+sum of the longest held rank prefix within a limit, against a plain walk."""
 
 import numpy as np
 import pytest
@@ -17,7 +17,7 @@ def walk(idx, key, below, limit, strict):
                 break
             acc += key[r]
             cnt += 1
-    return cnt
+    return cnt, acc
 
 
 @settings(max_examples=300, deadline=None)

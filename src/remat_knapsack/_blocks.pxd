@@ -72,15 +72,16 @@ cdef inline bint _blk_fits(double x, double limit, bint strict) noexcept nogil:
     return (x < limit) if strict else (x <= limit)
 
 
-cdef inline double blk_within(const Blocks* b, double limit, bint strict) noexcept nogil:
+cdef inline double blk_within(const Blocks* b, double limit, bint strict, double* key) noexcept nogil:
     """How many items held make the longest rank prefix whose key sum is
-    <= ``limit`` (< when ``strict``)."""
+    <= ``limit`` (< when ``strict``); that sum into ``key``."""
     cdef Py_ssize_t blk = 0, r, end, blocks = (b.n >> b.shift) + 1
     cdef double acc = 0.0, cnt = 0.0
     while blk < blocks and _blk_fits(acc + b.node[2 * blk], limit, strict):
         acc += b.node[2 * blk]
         cnt += b.node[2 * blk + 1]
         blk += 1
+    key[0] = acc
     if blk == blocks:
         return cnt
     end = min(b.n, (blk + 1) << b.shift)
@@ -90,4 +91,5 @@ cdef inline double blk_within(const Blocks* b, double limit, bint strict) noexce
                 break
             acc += b.key[r]
             cnt += 1.0
+    key[0] = acc
     return cnt

@@ -369,6 +369,9 @@ cdef Py_ssize_t _fill_question(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil
     if s.offset <= 0.0 or s.bits_cap == 0 or FILL_BITS_WORK == 0:
         return 0
     nsub = _gather_by_weight(s, k)
+    if s.counts and s.by_w.below >= k:  # the count sums hold them by weight too: m in O(sqrt n)
+        _sums_below(s, k)
+        m = <Py_ssize_t>blk_within(&s.by_w, s.j, False, &least)
     while m < nsub and least + s.sw[m] <= s.j:
         least += s.sw[m]
         m += 1
@@ -559,12 +562,12 @@ cdef double _sums_count(Scan* s, Py_ssize_t k) noexcept nogil:
     free items below k): kmax, the most of the lightest items within s.j
     (kept: ``s.kmax``), or (mu < 0) kmin, the fewest of the most valuable
     that reach the target."""
-    cdef double kk, goal
-    kk = s.kmax = blk_within(&s.by_w, s.j, False)
+    cdef double kk, goal, key
+    kk = s.kmax = blk_within(&s.by_w, s.j, False, &key)
     if s.qcard.mu >= 0:
         return kk
     goal = (s.tgt - s.tol - ABS_SLACK) / (1 + REL_SEARCH)
-    kk = blk_within(&s.by_val, goal, True)
+    kk = blk_within(&s.by_val, goal, True, &key)
     if s.pre_v[k] < goal:  # not even all of them
         return INFINITY
     return kk + 1
@@ -1837,7 +1840,7 @@ def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t 
     0..n-1) in rank order with keys ``key`` (>= 0, by rank), the items of
     index >= ``below`` dropped one call at a time from the top: how many of
     those held make the longest rank prefix with key sum <= ``limit`` (<
-    when ``strict``)."""
+    when ``strict``), and that sum."""
     cdef Py_ssize_t n = idx.shape[0], r
     if key.shape[0] != n:
         raise ValueError(f"key has {key.shape[0]} entries for {n} items")
@@ -1848,9 +1851,10 @@ def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t 
     node_a = np.empty(blk_nodes(n, blk_shift(n)))
     cdef double[::1] node = node_a
     cdef Blocks b
+    cdef double total
     cdef const Py_ssize_t* ip = &idx[0] if n else NULL
     cdef const double* kp = &key[0] if n else NULL
     blk_init(&b, &node[0], ip, kp, &rank[0] if n else NULL, n)
     for r in range(n - 1, below - 1, -1):  # one item at a time, as the pass drops them
         blk_below(&b, r)
-    return blk_within(&b, limit, strict)
+    return blk_within(&b, limit, strict, &total), total

@@ -48,3 +48,14 @@ def test_within_at_block_edges():
 def test_within_checks_lengths():
     with pytest.raises(ValueError, match="key has 2 entries for 3 items"):
         _canonical._blocks_within(np.arange(3, dtype=np.intp), np.ones(2), 3, 1.0)
+
+
+@pytest.mark.parametrize("idx, below, message", [
+    ([0, 1, 2], 4, "below=4 is outside 0..3"),
+    ([0, 1, 2], -1, "below=-1 is outside 0..3"),
+    ([0, 1, 1], 3, r"idx is not a permutation of 0..2: idx\[2\] = 1"),
+    ([0, 3, 1], 3, r"idx is not a permutation of 0..2: idx\[1\] = 3"),
+])
+def test_within_checks_its_input(idx, below, message):
+    with pytest.raises(ValueError, match=message):
+        _canonical._blocks_within(np.array(idx, dtype=np.intp), np.ones(3), below, 1.0)

@@ -1844,9 +1844,13 @@ def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t 
     cdef Py_ssize_t n = idx.shape[0], r
     if key.shape[0] != n:
         raise ValueError(f"key has {key.shape[0]} entries for {n} items")
-    rank_a = np.empty(n, dtype=np.intp)
+    if not 0 <= below <= n:
+        raise ValueError(f"below={below} is outside 0..{n}")
+    rank_a = np.full(n, -1, dtype=np.intp)
     cdef Py_ssize_t[::1] rank = rank_a
     for r in range(n):
+        if not 0 <= idx[r] < n or rank[idx[r]] >= 0:
+            raise ValueError(f"idx is not a permutation of 0..{n - 1}: idx[{r}] = {idx[r]}")
         rank[idx[r]] = r
     node_a = np.empty(blk_nodes(n, blk_shift(n)))
     cdef double[::1] node = node_a

@@ -1702,8 +1702,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                   if s.sums or s.offset > 0 else 0)
     cdef uint64_t[::1] bits = _bits_work(s.bits_cap) if s.bits_cap > 0 else None
     cdef Py_ssize_t n_sums = nu if s.counts else 0
+    cdef Py_ssize_t n_vals = n_sums if s.qcard.mu < 0 else 0  # the value sums are read for kmin only
     cdef double[::1] w_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by weight
-    cdef double[::1] v_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by value
+    cdef double[::1] v_sums = np.empty(blk_nodes(n_vals, blk_shift(n_vals)))  # by value
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
@@ -1718,7 +1719,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
     blk_init(&s.by_w, &w_sums[0], &w_rank[0], &w_w[0], &w_pos[0], n_sums)  # every free item
-    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], &v_pos[0], n_sums if s.qcard.mu < 0 else 0)
+    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], &v_pos[0], n_vals)
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
     s.lines_on = classes is not None

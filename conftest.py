@@ -1,6 +1,15 @@
-"""Collection rules for the whole tree (pytest collects ``tests`` and the doctests of ``src``).
+"""Collection rules and Hypothesis profiles for the whole tree.
 
-The modules below import torch at the top. Without torch their doctests cannot be
+pytest collects ``tests`` and the doctests of ``src``.
+
+Hypothesis runs derandomized by default: every run of ``python -m pytest`` tries
+the same examples, so the suite passes or fails the same way on every machine.
+Every example a random search ever found stays pinned in its test with
+``@example``. The ``fuzz`` profile searches at random instead, for as long as
+asked (``python -m pytest -m hypothesis --hypothesis-profile=fuzz``, or
+``.ci/fuzz`` with a time budget); what it finds is pinned and fixed.
+
+Some modules import torch at the top. Without torch their doctests cannot be
 imported, so they are reported as skipped, with the reason, instead of failing
 collection; the tests that need torch skip themselves with ``pytest.importorskip``.
 """
@@ -10,6 +19,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Derandomized: the same examples on every run. deadline=None: kernel timings vary
+# with the machine's load and are never asserted on.
+settings.register_profile("default", derandomize=True, deadline=None, print_blob=True)
+# Random search: a new seed each run, the examples printed with their blob to pin.
+settings.register_profile(
+    "fuzz",
+    derandomize=False,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("default")
 
 try:  # imported, not just found: a torch that fails to import counts as missing
     import torch  # noqa: F401

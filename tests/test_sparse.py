@@ -537,6 +537,9 @@ def test_odd_integer_runtimes_beyond_2_53_small_n():
     )
 )
 @example(case=([1, 1, 6], [0, 0, 5], 7))
+@example(case=([1, 4, 9], [0, 4, 8], 13)).xfail(
+    reason="integer runtimes whose total passes 2**53 are not yet compared exactly", raises=AssertionError
+)
 def test_odd_integer_runtimes_beyond_2_53_brute_force(case):
     # Odd FLOP counts near 2**52 whose total passes 2**53: the value found is
     # within the rounding tolerance n 2**-52 of the total of the optimum, plus

@@ -41,7 +41,7 @@ try:  # imported, not just found: a torch that fails to import counts as missing
 except ImportError:
     HAS_TORCH = False
 _ROOT = Path(__file__).resolve().parent
-NEEDS_TORCH = {_ROOT / "src" / "remat_knapsack" / name for name in ("torch.py", "_sweep.py")}
+NEEDS_TORCH = set((_ROOT / "src" / "remat_knapsack" / "torch").glob("*.py"))
 
 
 class _NeedsTorch(pytest.File):

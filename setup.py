@@ -1,4 +1,9 @@
-"""Build the compiled kernels: every ``src/remat_knapsack/_*.pyx`` is one extension.
+"""Build the compiled kernels: every ``src/remat_knapsack/**/_*.pyx`` is one extension.
+
+A kernel sits beside the Python module that validates and dispatches for it, so
+its extension is named after its place: ``sparse/_sparse.pyx`` builds
+``remat_knapsack.sparse._sparse``. Shared ``.pxd`` pieces are cimported by their
+package path (``src`` is on the include path).
 
 OpenMP (the two-thread wavefront of the dense kernels) is used where the
 compiler ships it: GCC on Linux (``-fopenmp``) and MSVC on Windows
@@ -18,21 +23,23 @@ elif sys.platform == "darwin":
 else:
     COMPILE, LINK = ["-O3", "-fopenmp"], ["-fopenmp"]
 
+SRC = Path("src")
 extensions = [
     Extension(
-        f"remat_knapsack.{pyx.stem}",
+        ".".join(pyx.relative_to(SRC).with_suffix("").parts),
         [pyx.as_posix()],
-        include_dirs=["src/remat_knapsack"],
+        include_dirs=[pyx.parent.as_posix(), SRC.as_posix()],
         extra_compile_args=COMPILE,
         extra_link_args=LINK,
     )
-    for pyx in sorted(Path("src/remat_knapsack").glob("_*.pyx"))
+    for pyx in sorted((SRC / "remat_knapsack").glob("**/_*.pyx"))
 ]
 
 setup(
     ext_modules=cythonize(
         extensions,
         language_level=3,
+        include_path=[SRC.as_posix()],
         compiler_directives={
             "boundscheck": False,
             "wraparound": False,

@@ -28,7 +28,9 @@ import argparse
 import statistics
 import time
 
-from remat_knapsack import _canonical, _core, instances, solve, sparse
+from remat_knapsack import instances, solve
+from remat_knapsack.sparse import _canonical, _core
+from remat_knapsack.sparse import _solver as sparse
 
 FAMILIES = ["uncorrelated", "weakly", "strongly", "inverse_strongly", "almost_strongly", "subset_sum",
             "similar_weights", "circle", "profit_ceiling", "multiple_strongly"]

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from remat_knapsack import solve
-from remat_knapsack._validate import validate
+from remat_knapsack._common._validate import validate
 from remat_knapsack.instances import paper, pisinger
 
 

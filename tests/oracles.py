@@ -128,6 +128,6 @@ def no_count_fills():
     """The canonical pass without its count fills (``_count_fill``): on
     strongly correlated items they answer the small questions first, which
     tests of the paths behind them (two lists, window runs) must reach."""
-    from remat_knapsack._canonical import _configure_fill_bits
+    from remat_knapsack.sparse._canonical import _configure_fill_bits
 
     return knob(_configure_fill_bits, 0)

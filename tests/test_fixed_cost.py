@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from remat_knapsack import api, solve
-from remat_knapsack._fsum import fsum
-from remat_knapsack._lists import split_positions
-from remat_knapsack._validate import active_items, validate
+from remat_knapsack._common._fsum import fsum
+from remat_knapsack._common._lists import split_positions
+from remat_knapsack._common._validate import active_items, validate
 from remat_knapsack.instances import paper, pisinger
 
 

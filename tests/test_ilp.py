@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from oracles import brute_force
 
 from remat_knapsack import instances, solve
-from remat_knapsack._validate import active_items, validate
+from remat_knapsack._common._validate import active_items, validate
 from remat_knapsack.ilp import milp_select
 
 pytest.importorskip("scipy")

@@ -8,7 +8,7 @@
 from .api import SOLVERS, solve
 from .errors import SolverMemoryError
 from .solution import Solution
-from .tradeoff import Frontier, frontier
+from .tradeoff._curve import Frontier, frontier
 
 __all__ = ["solve", "Solution", "SOLVERS", "SolverMemoryError", "frontier", "Frontier"]
 __version__ = "0.3.0"

@@ -9,11 +9,14 @@ from typing import Any
 
 import numpy as np
 
-from . import _heap, dense, greedy, ilp, sparse
-from ._fsum import fsum
-from ._lists import split_positions
-from ._validate import Items, Problem, active_items, all_fit, check_memory_limit, validate
+from . import greedy, ilp
+from ._common import _heap
+from ._common._fsum import fsum
+from ._common._lists import split_positions
+from ._common._validate import Items, Problem, active_items, all_fit, check_memory_limit, validate
+from .dense import _solver as dense
 from .solution import Solution
+from .sparse import _solver as sparse
 
 __all__ = ["solve", "SOLVERS", "choose_solver"]
 

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from ._validate import validate
+from ._common._validate import validate
 from .api import solve
 from .greedy import greedy_select
 

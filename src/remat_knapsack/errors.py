@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SolverMemoryError"]
+__all__ = ["SolverMemoryError", "UnsupportedTorchError"]
 
 
 class SolverMemoryError(MemoryError):
@@ -30,6 +30,16 @@ class SolverMemoryError(MemoryError):
         if detail:
             msg += f" ({detail})"
         super().__init__(msg)
+
+
+class UnsupportedTorchError(RuntimeError):
+    """The installed PyTorch lacks a name that :mod:`remat_knapsack.torch` relies on.
+
+    Raised when :mod:`remat_knapsack.torch` is imported, naming the first missing
+    name and the torch version, so that nothing fails later inside a compile.
+    Defined here, outside the torch subpackage, so that it can be caught
+    without importing torch.
+    """
 
 
 def _fmt(n: int) -> str:

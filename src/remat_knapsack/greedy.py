@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import Items
+from ._common._validate import Items
 
 __all__ = ["greedy_order", "greedy_select", "solve_greedy"]
 

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ._grid import floor_grid, grid_exponent, grid_integers
-from ._validate import Items
+from ._common._grid import floor_grid, grid_exponent, grid_integers
+from ._common._validate import Items
 
 __all__ = ["solve_ilp", "milp_select"]
 

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Any
 
-from .._memory import _proc_bytes  # the one /proc reader
+from .._common._memory import _proc_bytes  # the one /proc reader
 
 __all__ = ["main", "is_alloc_failure"]
 

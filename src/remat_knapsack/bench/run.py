@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import _io
+from .._common import _io
 from . import figures, peers, report, suites
 from .runner import Job, Runner, progress
 

@@ -1,0 +1,81 @@
+# cython: language_level=3
+"""The exact sum of finite float64 values, as an integer multiple of 2**-1074.
+
+Private; ``remat_knapsack._common._fsum`` rounds it. A fixed-point accumulator wide
+enough for every finite double (Kulisch's long accumulator; the carry-save
+layout of Neal, "Fast exact summation using small and large
+superaccumulators", 2015): each value is m 2**(p - 1074) with an integer
+mantissa m < 2**53 and p in [0, 2045], and its bits are added, unnormalised,
+into signed 64-bit limbs of 32 bits each. A limb gains less than 2**33 an
+item, so 2**30 items cannot overflow it; the limbs become one Python integer
+at the end. O(n), a few operations an item, no allocation but the limbs.
+"""
+
+from libc.stdint cimport int64_t, uint8_t, uint64_t
+from libc.string cimport memcpy, memset
+
+cdef enum:
+    LIMB_BITS = 32
+    LIMBS = 68  # 2045 + 53 bits, one limb more for the last carry, rounded up
+    EXP_INF_NAN = 0x7FF  # the exponent field of inf and nan
+
+cdef uint64_t LOW32 = (<uint64_t>1 << 32) - 1
+
+#: Items the limbs can take without overflow (each adds < 2**33 to a limb).
+MAX_ITEMS = 1 << 30
+
+
+cdef inline bint _add(int64_t* limb, double x) noexcept nogil:
+    """Add the double x into the limbs; False (nothing added) if it is inf or nan."""
+    cdef uint64_t u, m, lo, hi
+    cdef int64_t sign
+    cdef Py_ssize_t p, i, r
+    memcpy(&u, &x, 8)
+    p = <Py_ssize_t>((u >> 52) & 0x7FF)
+    if p == EXP_INF_NAN:
+        return False
+    m = u & ((<uint64_t>1 << 52) - 1)
+    if p == 0:  # subnormal (or zero): m 2**-1074
+        p = 1
+    else:
+        m |= <uint64_t>1 << 52
+    p -= 1  # x = m 2**(p - 1074)
+    i = p >> 5
+    r = p & 31
+    lo = (m & LOW32) << r  # < 2**63
+    hi = (m >> 32) << r  # < 2**52
+    sign = -1 if u >> 63 else 1
+    limb[i] += sign * <int64_t>(lo & LOW32)
+    limb[i + 1] += sign * <int64_t>((lo >> 32) + (hi & LOW32))
+    limb[i + 2] += sign * <int64_t>(hi >> 32)
+    return True
+
+
+def exact_sum(const double[::1] x, const uint8_t[::1] mask=None):
+    """sum(x) * 2**1074 as a Python int, exactly, or None when an item is
+    inf or nan; fewer than ``MAX_ITEMS`` items (unchecked: the caller's part).
+    With ``mask`` (as long as x), only the items where it is set.
+
+    >>> import numpy as np
+    >>> exact_sum(np.array([0.5, 0.25, -1.0])) == -(1 << 1072)
+    True
+    >>> exact_sum(np.array([0.5, 0.25, -1.0]), np.array([1, 0, 0], dtype=np.uint8)) == 1 << 1073
+    True
+    """
+    cdef int64_t limb[LIMBS]
+    cdef Py_ssize_t i, n = x.shape[0]
+    cdef bint finite = True
+    if mask is not None and mask.shape[0] != n:
+        raise ValueError(f"exact_sum: mask has {mask.shape[0]} items, x has {n}")
+    memset(limb, 0, sizeof(limb))
+    with nogil:
+        for i in range(n):
+            if (mask is None or mask[i]) and not _add(limb, x[i]):
+                finite = False
+                break
+    if not finite:
+        return None
+    total = 0
+    for i in range(LIMBS - 1, -1, -1):
+        total = (total << LIMB_BITS) + limb[i]
+    return total

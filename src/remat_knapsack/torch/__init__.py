@@ -1,0 +1,101 @@
+"""torch.compile integration: our solvers inside PyTorch's activation-memory-budget partitioner.
+
+Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
+:func:`record_instances`) and ``_sweep`` (:func:`sweep`, which compiles a model at
+each budget and measures it). May import: torch, and every torch-free part of
+the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
+:mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
+
+This is the only subpackage that imports torch; ``import remat_knapsack`` never does.
+It needs a PyTorch with the ``CustomKnapsackSolver`` hook (:data:`MIN_TORCH`) and
+the private names listed in ``_symbols.REQUIRED``; importing it on a torch that
+lacks one raises :class:`~remat_knapsack.errors.UnsupportedTorchError` naming it.
+
+How PyTorch calls a knapsack solver
+-----------------------------------
+With ``torch._functorch.config.activation_memory_budget`` below 1, the min-cut
+partitioner's ``choose_saved_values_set`` builds one 0/1 knapsack per joint graph:
+one item per recomputable candidate activation, ``memory[i]`` its size normalised
+so that the budget fraction is the capacity, and ``runtimes[i] =
+estimate_runtime(node)`` (FLOPs by default, at least 1). It passes them to
+``_optimize_runtime_with_given_memory``, which dispatches on
+``activation_memory_budget_solver``. A ``CustomKnapsackSolver`` gets the memory,
+the graph and the candidate nodes but *not* the runtimes, and it is called under
+``no_dispatch()``, where the FLOP counter counts nothing (every estimate comes out
+as 1). So this module wraps ``_optimize_runtime_with_given_memory`` (a
+pass-through) to hand :class:`KnapsackSolver` the very runtimes PyTorch computed
+for its own solvers; plans stay comparable with PyTorch's ``"dp"``. The same
+wrapper feeds :func:`record_instances`, whichever solver is configured.
+
+When PyTorch calls the knapsack at all
+--------------------------------------
+Only when ``activation_memory_budget`` is strictly between 0 and 1. At 0 the
+partitioner saves only the graph inputs and at 1 it keeps its default min-cut
+plan; in both cases no solver runs (so ``budget="knee"`` needs a budget < 1,
+e.g. 0.99, to have any effect). It also skips the knapsack when a more
+aggressive min-cut already fits the budget, and when there is no recomputable
+candidate. So a solver's :attr:`~KnapsackSolver.history` may stay empty.
+
+Measuring the budget
+--------------------
+The budget caps the knapsack's normalised saved size, not the memory a step
+uses. :func:`sweep` compiles the model at each budget and measures the peak of
+one training step, the bytes saved for backward and the step time; its
+:class:`SweepReport` picks the fastest budget within a real limit
+(:meth:`SweepReport.best`) and lists where the peak falls as the budget rises
+(:attr:`SweepReport.non_monotonic`). The report classes live in the torch-free
+:mod:`remat_knapsack.sweep_report`; the command is ``remat-knapsack sweep``.
+
+Undoing it
+----------
+:func:`install` sets the solver and the wrapper for the whole process;
+:func:`uninstall` puts back both as :func:`install` found them.
+:func:`use_solver` and :func:`record_instances` restore on exit exactly what
+they found: the config values and whether the wrapper was in place.
+
+>>> import torch                                               # doctest: +SKIP
+>>> from remat_knapsack.torch import use_solver                # doctest: +SKIP
+>>> torch._functorch.config.activation_memory_budget = 0.5     # doctest: +SKIP
+>>> with use_solver("auto") as solver:                         # doctest: +SKIP
+...     torch.compile(model)(x).sum().backward()
+>>> solver.history[-1].solution.saved                          # doctest: +SKIP
+"""
+
+try:
+    import torch  # noqa: F401
+except ImportError as exc:  # exercised without torch, in a subprocess
+    raise ImportError("remat_knapsack.torch needs PyTorch: pip install 'remat-knapsack[torch]'") from exc
+
+from ..errors import UnsupportedTorchError  # noqa: E402
+from ..sweep_report import BudgetPoint, SweepReport  # noqa: E402
+from ._symbols import MIN_TORCH, check  # noqa: E402
+
+check()  # an unsupported torch fails here, naming the first private name it lacks
+
+from ._plugin import (  # noqa: E402
+    KnapsackSolver,
+    SolveRecord,
+    estimate_runtimes,
+    install,
+    read_instances,
+    record_instances,
+    uninstall,
+    use_solver,
+)
+from ._sweep import sweep  # noqa: E402
+
+__all__ = [
+    "MIN_TORCH",
+    "KnapsackSolver",
+    "SolveRecord",
+    "UnsupportedTorchError",
+    "estimate_runtimes",
+    "install",
+    "read_instances",
+    "record_instances",
+    "uninstall",
+    "use_solver",
+    "BudgetPoint",
+    "SweepReport",
+    "sweep",
+]

@@ -1,0 +1,454 @@
+"""The plug-in: :class:`KnapsackSolver` inside PyTorch's partitioner, and the runtimes it needs.
+
+See :mod:`remat_knapsack.torch` for how PyTorch calls a knapsack solver and when.
+"""
+
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import inspect
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch._functorch.config as _fconfig
+import torch._functorch.partitioners as _partitioners
+
+from .. import __version__
+from .._common import _io
+from ..api import SOLVERS, solve
+from ..solution import Solution
+from ..tradeoff._curve import frontier
+from . import _symbols
+
+#: Values of ``KnapsackSolver(budget=...)``: PyTorch's budget, or each graph's knee.
+BUDGETS = (None, "knee")
+
+__all__ = [
+    "KnapsackSolver",
+    "SolveRecord",
+    "estimate_runtimes",
+    "install",
+    "read_instances",
+    "record_instances",
+    "uninstall",
+    "use_solver",
+]
+
+#: Every private torch name the plug-in uses, checked now: an unsupported torch fails
+#: here, naming what it lacks, not inside a compile.
+_TORCH = _symbols.check()
+_HOOK: type = _TORCH["torch._inductor.custom_graph_pass.CustomKnapsackSolver"]
+
+# --------------------------------------------------------------------------------------
+# The wrapper around PyTorch's dispatch point
+# --------------------------------------------------------------------------------------
+
+_local = threading.local()
+_lock = threading.RLock()
+_recorders: list[_Recorder] = []
+#: Callables ``obs(memory, runtimes, max_memory, result, seconds)`` told of every knapsack solved.
+_observers: list[Any] = []
+#: How many holders (install, use_solver and record_instances blocks) need the wrapper.
+_holds = 0
+
+
+def _pending() -> list[list[Any]]:
+    """This thread's knapsack calls in progress: [joint_graph, memory, runtimes, graph name or None]."""
+    stack = getattr(_local, "pending", None)
+    if stack is None:
+        stack = _local.pending = []
+    return stack
+
+
+def _hooked_optimize(joint_graph, memory, runtimes, max_memory, *args, **kwargs):
+    """Pass-through for ``_optimize_runtime_with_given_memory`` that records and shares the runtimes."""
+    with _lock:
+        recorders = list(_recorders)
+        observers = list(_observers)
+    name = _graph_name(joint_graph) if recorders else None  # computed lazily otherwise
+    for rec in recorders:
+        rec.write(name, memory, runtimes, max_memory)
+    stack = _pending()
+    stack.append([joint_graph, memory, runtimes, name])
+    start = time.perf_counter()
+    try:
+        result = _hooked_optimize.__wrapped__(joint_graph, memory, runtimes, max_memory, *args, **kwargs)
+    finally:
+        stack.pop()
+    seconds = time.perf_counter() - start
+    for obs in observers:
+        obs(memory, runtimes, max_memory, result, seconds)
+    return result
+
+
+def _wrapped() -> bool:
+    return _partitioners._optimize_runtime_with_given_memory is _hooked_optimize
+
+
+def _acquire_wrapper() -> None:
+    """Put the pass-through in place (once) and count one more holder."""
+    global _holds
+    with _lock:
+        if not _wrapped():
+            _hooked_optimize.__wrapped__ = _partitioners._optimize_runtime_with_given_memory  # type: ignore[attr-defined]
+            _partitioners._optimize_runtime_with_given_memory = _hooked_optimize
+        _holds += 1
+
+
+def _release_wrapper() -> None:
+    """One holder fewer; the last one puts PyTorch's function back (if ours is still on top)."""
+    global _holds
+    with _lock:
+        _holds = max(0, _holds - 1)
+        if _holds == 0 and _wrapped():
+            _partitioners._optimize_runtime_with_given_memory = _hooked_optimize.__wrapped__  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _wrapper_held() -> Iterator[None]:
+    _acquire_wrapper()
+    try:
+        yield
+    finally:
+        _release_wrapper()
+
+
+def estimate_runtimes(nodes: list[Any]) -> list[float]:
+    """``estimate_runtime(node)`` for each node, as PyTorch computes it for its own solvers.
+
+    PyTorch calls custom solvers under ``no_dispatch()``, where the FLOP counter sees
+    nothing; this lifts that for the duration of the estimate.
+    """
+    keys = [torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot]
+    was = [torch._C._dispatch_tls_is_dispatch_key_excluded(k) for k in keys]
+    try:
+        for k in keys:
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, False)
+        return [_partitioners.estimate_runtime(node) for node in nodes]
+    finally:
+        for k, w in zip(keys, was):
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, w)
+
+
+def _sizes(nodes: list[Any]) -> list[int]:
+    """Bytes of each node's value, as the partitioner measures them (-1 where it cannot)."""
+    out = []
+    for node in nodes:
+        try:
+            out.append(int(_partitioners._size_of(node)))
+        except Exception:
+            out.append(-1)
+    return out
+
+
+def _graph_name(joint_graph: Any) -> str:
+    """The AOT graph's name (when PyTorch tracks one) and a hash of its code."""
+    try:
+        code = joint_graph.python_code("self").src
+    except Exception:  # pragma: no cover - any graph-like object
+        code = str(joint_graph)
+    digest = hashlib.sha256(code.encode()).hexdigest()[:16]
+    try:
+        from torch._functorch._aot_autograd.logging_utils import get_aot_graph_name
+
+        name = get_aot_graph_name()
+    except Exception:  # pragma: no cover
+        name = ""
+    return f"{name}#{digest}" if name else digest
+
+
+# --------------------------------------------------------------------------------------
+# The solver
+# --------------------------------------------------------------------------------------
+
+
+def _solve_defaults() -> dict[str, Any]:
+    params = inspect.signature(solve).parameters
+    return {
+        name: p.default
+        for name, p in params.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "solver"
+    }
+
+
+@dataclass(frozen=True)
+class SolveRecord:
+    """One knapsack solved by a :class:`KnapsackSolver` while compiling."""
+
+    graph: str
+    memory: list[float]
+    runtimes: list[float]
+    max_memory: float
+    solution: Solution
+    #: Where the runtimes came from: "partitioner" (PyTorch's own list) or "estimate_runtime".
+    runtimes_source: str
+    #: The candidate nodes' names and sizes in bytes, in knapsack order.
+    node_names: list[str]
+    node_bytes: list[int]
+    #: The budget PyTorch passed; ``max_memory`` is the one solved at (they differ with ``budget="knee"``).
+    requested_max_memory: float | None = None
+
+
+class KnapsackSolver(_HOOK):
+    """A ``CustomKnapsackSolver`` that solves with :func:`remat_knapsack.solve`.
+
+    Parameters
+    ----------
+    solver : str
+        One of :data:`remat_knapsack.SOLVERS`; ``"auto"`` by default.
+    budget : None or "knee"
+        ``None`` (default) solves at the budget PyTorch passes
+        (``activation_memory_budget``). ``"knee"`` solves each graph at the knee
+        of its own trade-off curve up to that budget
+        (:meth:`remat_knapsack.Frontier.knee`, PyTorch's ``KnapsackEvaluator``
+        definition), found in one Pareto pass instead of the 100 dp solves of
+        PyTorch's experimental ``"dynamic_memory_budget_dp"``;
+        :attr:`SolveRecord.max_memory` is then the knee, at most that budget.
+        PyTorch calls the knapsack only when ``activation_memory_budget`` < 1
+        (and > 0), and not when a more aggressive min-cut already fits it
+        (common near 1), so the knee is searched below a budget such as 0.5.
+    **options
+        Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
+        ``memory_limit``, ...), passed through unchanged.
+
+    Set an instance as ``torch._functorch.config.activation_memory_budget_solver``
+    (or use :func:`install` / :func:`use_solver`). Each call appends a
+    :class:`SolveRecord` to :attr:`history`.
+    """
+
+    def __init__(self, solver: str = "auto", *, budget: str | None = None, **options: Any) -> None:
+        if solver not in SOLVERS:
+            raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+        if budget not in BUDGETS:
+            raise ValueError(f"unknown budget {budget!r}; choose None (PyTorch's) or 'knee'")
+        defaults = _solve_defaults()
+        unknown = sorted(set(options) - set(defaults))
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) {', '.join(unknown)}; solve() accepts {', '.join(sorted(defaults))}"
+            )
+        self.solver = solver
+        self.budget = budget
+        self.options = dict(options)
+        self.history: list[SolveRecord] = []
+        key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
+        if budget is not None:  # keeps the key of budget=None plans unchanged
+            key["budget"] = budget
+        self._key = json.dumps(key, sort_keys=True, default=repr)
+
+    def __repr__(self) -> str:
+        opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
+        knee = "" if self.budget is None else f", budget={self.budget!r}"
+        return f"KnapsackSolver({self.solver!r}{knee}{opts})"
+
+    def uuid(self) -> str:
+        """Key for AOTAutograd's cache: our version, the solver and its options (defaults filled in).
+
+        Stable across processes; changes when any of them changes.
+        """
+        blob = f"remat-knapsack {__version__} {self._key}"
+        return "remat-knapsack-" + hashlib.sha256(blob.encode()).hexdigest()
+
+    def solve(self, memory: list[float], runtimes: list[float], max_memory: float) -> Solution:
+        """Solve one instance with this solver's settings, at ``max_memory`` as given."""
+        return solve(memory, runtimes, max_memory, solver=self.solver, **self.options)
+
+    def choose_budget(self, memory: list[float], runtimes: list[float], max_memory: float) -> float:
+        """The budget this solver solves at: ``max_memory``, or with ``budget="knee"`` its frontier's knee.
+
+        The knee comes from one Pareto pass over the instance capped at
+        ``max_memory`` (:func:`remat_knapsack.frontier`), O(n * S) for S
+        Pareto states.
+
+        >>> KnapsackSolver(budget="knee").choose_budget([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 1.0)  # doctest: +SKIP
+        0.5
+        """
+        if self.budget is None:
+            return float(max_memory)
+        opts = {k: v for k, v in self.options.items() if k in ("scale", "memory_limit")}
+        return float(frontier(memory, runtimes, max_memory, **opts).knee())
+
+    def __call__(
+        self,
+        memory: list[float],
+        joint_graph: Any,
+        max_memory: float,
+        node_info: Any,
+        all_recomputable_banned_nodes: list[Any],
+    ) -> tuple[list[int], list[int]]:
+        runtimes, source, graph = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
+        budget = self.choose_budget(memory, runtimes, max_memory)
+        solution = self.solve(memory, runtimes, budget)
+        self.history.append(
+            SolveRecord(
+                graph=graph,
+                memory=list(memory),
+                runtimes=list(runtimes),
+                max_memory=budget,
+                solution=solution,
+                runtimes_source=source,
+                node_names=[getattr(n, "name", str(n)) for n in all_recomputable_banned_nodes],
+                node_bytes=_sizes(all_recomputable_banned_nodes),
+                requested_max_memory=float(max_memory),
+            )
+        )
+        # dp_knapsack's convention: saved ascending, recomputable descending.
+        return list(solution.saved), solution.recomputed[::-1]
+
+    @staticmethod
+    def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str, str]:
+        """PyTorch's runtime list for this call when the partitioner is around it, else estimate_runtime's."""
+        stack = _pending()
+        if stack:
+            entry = stack[-1]
+            graph, mem, runtimes, name = entry
+            if mem is memory and graph is joint_graph and len(runtimes) == len(memory):
+                if name is None:
+                    name = entry[3] = _graph_name(joint_graph)
+                return list(runtimes), "partitioner", name
+        return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
+
+
+def _make(solver: str | KnapsackSolver, budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
+    if isinstance(solver, KnapsackSolver):
+        if budget is not None or options:
+            raise TypeError("pass budget= and options to KnapsackSolver(), not beside an instance")
+        return solver
+    return KnapsackSolver(solver, budget=budget, **options)
+
+
+# What install() found: the config value and whether it holds the wrapper; None when not installed.
+_installed: dict[str, Any] | None = None
+
+
+def install(solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
+    """Make ``KnapsackSolver(solver, budget=budget, **options)`` PyTorch's knapsack solver for this process.
+
+    ``solver`` may also be a :class:`KnapsackSolver` instance. Returns the
+    instance (its :attr:`~KnapsackSolver.history` shows what it solved). The
+    budget fraction itself stays ``torch._functorch.config.activation_memory_budget``
+    (``budget="knee"``: see :class:`KnapsackSolver`). :func:`uninstall` undoes it.
+    """
+    global _installed
+    instance = _make(solver, budget, options)
+    with _lock:
+        if _installed is None:
+            _acquire_wrapper()
+            _installed = {"solver": _fconfig.activation_memory_budget_solver}
+        _fconfig.activation_memory_budget_solver = instance
+    return instance
+
+
+def uninstall() -> None:
+    """Undo :func:`install`: the solver setting it found and PyTorch's own dispatch function come back.
+
+    The wrapper stays while a :func:`use_solver` or :func:`record_instances`
+    block is still open (they release it on exit). A no-op when nothing is installed.
+    """
+    global _installed
+    with _lock:
+        if _installed is None:
+            return
+        _fconfig.activation_memory_budget_solver = _installed["solver"]
+        _installed = None
+        _release_wrapper()
+
+
+@contextlib.contextmanager
+def use_solver(
+    solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any
+) -> Iterator[KnapsackSolver]:
+    """Use ``KnapsackSolver(solver, budget=budget, **options)`` inside the block.
+
+    ``solver`` may also be a :class:`KnapsackSolver` instance. On exit, even
+    when the block raises, the solver setting is what it was before, and
+    PyTorch's dispatch function is wrapped only if it was wrapped before.
+    """
+    instance = _make(solver, budget, options)
+    previous = _fconfig.activation_memory_budget_solver
+    with _wrapper_held():
+        _fconfig.activation_memory_budget_solver = instance
+        try:
+            yield instance
+        finally:
+            _fconfig.activation_memory_budget_solver = previous
+
+
+# --------------------------------------------------------------------------------------
+# Recording
+# --------------------------------------------------------------------------------------
+
+
+class _Recorder:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+
+    def write(self, graph: str, memory: Any, runtimes: Any, max_memory: Any) -> None:
+        record = {
+            "memory": [float(m) for m in memory],
+            "runtimes": [float(r) for r in runtimes],
+            "max_memory": float(max_memory),
+            "n": len(memory),
+            "graph": graph,
+        }
+        line = json.dumps(record, allow_nan=False) + "\n"
+        with _lock, open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            self.count += 1
+
+
+@contextlib.contextmanager
+def record_instances(path: str | os.PathLike[str], *, bypass_cache: bool = True) -> Iterator[_Recorder]:
+    """Append every knapsack instance met while compiling to the JSONL file ``path``.
+
+    One object per line: ``{"memory", "runtimes", "max_memory", "n", "graph"}``,
+    exactly the lists PyTorch hands its solver, with ``graph`` the AOT graph's name
+    and a hash of its code. It works with whatever solver is configured, PyTorch's
+    own strings included. A graph served from AOTAutograd's cache is never
+    partitioned, so by default the cache is bypassed inside the block
+    (``bypass_cache=False`` keeps it); a function torch.compile already compiled
+    in this process is not compiled again (``torch._dynamo.reset()`` forgets it).
+
+    Yields an object whose ``count`` is the number of instances written.
+    """
+    recorder = _Recorder(Path(path))
+    recorder.path.parent.mkdir(parents=True, exist_ok=True)
+    recorder.path.touch()
+    previous_cache = _fconfig.enable_autograd_cache
+    with _wrapper_held():
+        with _lock:
+            _recorders.append(recorder)
+        if bypass_cache:
+            _fconfig.enable_autograd_cache = False
+        try:
+            yield recorder
+        finally:
+            if bypass_cache:
+                _fconfig.enable_autograd_cache = previous_cache
+            with _lock:
+                _recorders.remove(recorder)
+
+
+def read_instances(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The instances :func:`record_instances` wrote, one dict per line.
+
+    Parsed and checked by :mod:`remat_knapsack._common._io` (the reader the CLI and the
+    bench use); a file with no instance yet gives ``[]``. A malformed line raises
+    :class:`~remat_knapsack._common._io.InstanceFileError` (a ``ValueError``) naming it.
+    """
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if not text.strip():
+        return []
+    return _io.parse_instances(text, path)[1]

@@ -1,0 +1,100 @@
+"""``_core``: the items a cheap bound fixes before the kernel. Fixed-in
+items are in every optimal set and the rest outside the core in none (brute
+force); with the core forced on every instance, ``sparse`` still returns
+dp_knapsack's set."""
+
+import contextlib
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import brute_force, knob_against_dp, small_instances
+
+from remat_knapsack import solve
+from remat_knapsack.sparse import _core
+
+
+def _optimal_sets(w, v, c):
+    best, sets = -1.0, []
+    for pick in itertools.product((0, 1), repeat=len(w)):
+        if sum(x * y for x, y in zip(pick, w)) > c:
+            continue
+        val = sum(x * y for x, y in zip(pick, v))
+        if val > best:
+            best, sets = val, [pick]
+        elif val == best:
+            sets.append(pick)
+    return sets
+
+
+@contextlib.contextmanager
+def _core_everywhere():
+    """The core on every instance, however many items it holds."""
+    old = _core.MIN_ITEMS, _core.CORE_SHARE
+    _core.MIN_ITEMS, _core.CORE_SHARE = 1, 1.0
+    try:
+        yield
+    finally:
+        _core.MIN_ITEMS, _core.CORE_SHARE = old
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 40)), min_size=1, max_size=13),
+    st.floats(0, 1),
+)
+def test_fixed_items_agree_with_every_optimal_set(items, frac):
+    w = np.array([float(a) for a, _ in items])
+    v = np.array([float(b) for _, b in items])
+    c = float(int(frac * w.sum()))
+    o = np.argsort(-(v / w))
+    b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
+    if b == len(w):
+        return  # every item fits: no break, no core
+    idx, fixed_in, room = _core.core(w, v, w[o], v[o], c, b, 0.0)
+    assert room == c - w[fixed_in].sum()
+    out = set(range(len(w))) - set(idx.tolist()) - set(fixed_in.tolist())
+    for pick in _optimal_sets(w.tolist(), v.tolist(), c):
+        assert all(pick[i] for i in fixed_in.tolist())
+        assert not any(pick[i] for i in out)
+
+
+def test_worth_it_needs_a_fixed_item_and_a_small_core():
+    assert not _core.worth_it(np.arange(100), 100, share=1.0)  # nothing fixed: no smaller instance
+    assert _core.worth_it(np.arange(15), 100) and not _core.worth_it(np.arange(16), 100)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_core_everywhere_matches_dp(seed):
+    used = knob_against_dp(seed, lambda rng: _core_everywhere(), "core", n_max=120, tries=120)
+    assert used > 0  # the core path was taken
+
+
+@settings(max_examples=200, deadline=None)
+@given(small_instances(max_n=11, max_w=20, max_v=30))
+def test_core_everywhere_brute_force_unquantised(case):
+    # dyadic memory (quarters): float sums exact, ties real (scale=None runs the core on its grid)
+    w, v, c = case
+    wq = [a / 4 for a in w]
+    want = brute_force(wq, v, c / 4)
+    with _core_everywhere():
+        got = solve(wq, v, c / 4, solver="sparse", scale=None)
+    assert (got.value, got.saved) == want
+
+
+def test_large_uncorrelated_takes_the_core():
+    from remat_knapsack.instances import pisinger
+
+    inst = pisinger("uncorrelated", 10_000, 10_000, 1)
+    got = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
+    assert 0 < got.stats["core"] < 500
+    sub = [i for i in range(10_000) if i % 7 == 0]  # a smaller twin, checked against dp
+    w = [inst.memory[i] for i in sub]
+    v = [inst.runtimes[i] for i in sub]
+    c = sum(w) // 2
+    with _core_everywhere():
+        a = solve(w, v, c, solver="sparse", scale=1)
+    b = solve(w, v, c, solver="dp", scale=1)
+    assert (a.value, a.saved) == (b.value, b.saved)

@@ -1,0 +1,57 @@
+"""``_order.descending``: positions by descending value, ties by position."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from remat_knapsack.sparse import _order
+from remat_knapsack.sparse._order import descending
+
+
+def _expected(x):
+    return np.argsort(-x, kind="stable")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, width=64), max_size=300))
+def test_matches_a_stable_argsort(values):
+    x = np.array(values, dtype=np.float64)
+    x[x == 0] = 0.0  # -0.0 and 0.0 tie (argsort's order among them is by position too)
+    assert descending(x).tolist() == _expected(x).tolist()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 1000, 70_000])
+def test_crowded_and_tied_values(n):
+    """Values closer than the truncated keys can tell (the insertion pass
+    orders them), and many exact ties."""
+    rng = np.random.default_rng(n)
+    crowded = 1.0 + 1e-12 * rng.permutation(n)
+    tied = rng.integers(0, 4, n).astype(np.float64)
+    tiny = rng.random(n) * 1e-300
+    for x in (crowded, tied, tiny, -crowded):
+        assert np.array_equal(descending(x), _expected(x))
+
+
+def test_falls_back_when_values_crowd_too_much():
+    """Past MOVES_PER_ITEM moves an item the insertion pass gives up: the
+    same order, from np.argsort."""
+    x = 1.0 + 2.0**-52 * np.random.default_rng(0).permutation(5000)  # one ulp apart: one truncated key
+    assert np.array_equal(descending(x), _expected(x))
+
+
+def test_negative_zero_ties_with_zero():
+    x = np.array([-0.0, 0.0, -1.0, np.inf, -np.inf, 5e-324, -5e-324, 0.0, -0.0])
+    assert descending(x).tolist() == _expected(x).tolist()
+    assert _order.descending(np.zeros(0)).tolist() == []
+
+
+def test_compiled_examples():
+    """The docstring examples of the compiled helpers (pytest's doctest
+    collection reads .py files only)."""
+    import doctest
+
+    from remat_knapsack._common import _lists
+
+    for module in (_order, _lists):
+        assert doctest.testmod(module).failed == 0

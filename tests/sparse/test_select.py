@@ -1,0 +1,59 @@
+"""``_select``: the linear-time stand-ins for two sorts of the sparse set-up,
+against the sorts they replace; and the canonical pass's groups of identical
+items (one pass over the weight order, or ``_select.group_ids``)."""
+
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from remat_knapsack.sparse import _canonical, _sparse
+
+
+def _sorted_count(w, c):
+    return int(np.searchsorted(np.cumsum(np.sort(w)), c, side="right"))
+
+
+weights = st.lists(st.integers(1, 50), min_size=0, max_size=200).map(lambda x: np.array(x, dtype=np.float64))
+
+
+@settings(max_examples=300, deadline=None)
+@given(weights, st.integers(0, 3000))
+@example(np.array([3.0, 3.0, 3.0]), 8)  # equal weights, part of them fit
+@example(np.array([1.0] * 5), 5)  # all of them, exactly
+@example(np.array([], dtype=np.float64), 10)
+def test_lightest_count_is_the_sorted_count(w, c):
+    assert _sparse.lightest_count_py(w, float(c)) == _sorted_count(w, c)
+
+
+def test_lightest_count_on_ordered_and_large_inputs():
+    rng = np.random.default_rng(0)
+    for w in (np.arange(1.0, 20_001.0), np.arange(20_000.0, 0.0, -1.0), rng.integers(1, 10**6, 50_000).astype(float),
+              np.full(30_000, 7.0)):
+        for c in (0.0, float(w.min()), w.sum() / 3, w.sum() - 1, w.sum(), w.sum() + 5):
+            assert _sparse.lightest_count_py(np.ascontiguousarray(w), c) == _sorted_count(w, c)
+
+
+pairs = st.lists(st.tuples(st.integers(1, 6), st.sampled_from([1.0, 2.0, 0.1, 0.3, 2.0**-40, 1e300])), max_size=120)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs)
+def test_group_ids_are_exact_pairs(items):
+    w = np.array([a for a, _ in items], dtype=np.float64)
+    v = np.array([b for _, b in items], dtype=np.float64)
+    g = _canonical._group_ids_py(w, v)
+    assert g.shape == w.shape
+    for i in range(len(items)):  # same group exactly when weight and value are equal
+        same = (w == w[i]) & (v == v[i])
+        assert np.array_equal(g == g[i], same)
+    assert set(g.tolist()) == set(range(len(set(g.tolist()))))  # numbered 0, 1, ...
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 6), max_size=120))
+def test_group_ids_when_the_value_follows_the_weight(ws):
+    # the one-pass route over the weight order (no run mixes values)
+    w = np.array(ws, dtype=np.float64)
+    g = _canonical._group_ids_py(w, 3 * w + 1)
+    for i in range(len(ws)):
+        assert np.array_equal(g == g[i], w == w[i])

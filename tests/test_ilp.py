@@ -45,7 +45,7 @@ def test_real_weights_never_over_budget():
     assert sum(map(Fraction, [[0.1, 0.2, 0.3][i] for i in s.saved])) <= Fraction(0.3)
 
 
-# ---------------------------------------------------------------- issue 10, item 10
+# ---------------------------------------------------------------- checked in exact integers
 
 
 def _fits(memory, saved, budget):

@@ -193,7 +193,7 @@ def test_stored_graph_file():
         pytest.skip("benchmarks/data is not part of this checkout")
     graph = json.loads(path.read_text())
     assert len(graph["memory"]) == len(graph["runtimes"]) == graph["n"] == 72
-    assert len(set(graph["memory"])) == 4  # the shape issue 9 describes: few distinct memories
+    assert len(set(graph["memory"])) == 4  # the shape of real graphs: few distinct memories
     assert len(instances.tiled(graph, 48).memory) == 48 * 72
 
 

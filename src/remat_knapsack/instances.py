@@ -113,7 +113,7 @@ def pisinger(cls: str, n: int, R: int = 10_000, seed: int = 0) -> Instance:
     Research 32 (2005) 2271-2284. Integer weights and profits; the capacity is
     half the total weight for every class (the paper solves each instance at a
     series of capacities c = h/(H+1) * sum(w), h = 1..H; half the sum is the
-    capacity of issue 9's table, and the middle of that series). Memory is the
+    capacity of the benchmark tables here, and the middle of that series). Memory is the
     weight itself, so with ``scale=1`` the instance is solved exactly as
     generated (with the default scale 10^4 the weights are only multiplied).
     In every class but ``similar_weights`` and ``inverse_strongly``,

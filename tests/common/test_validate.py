@@ -70,7 +70,7 @@ def test_accepts_numpy_and_tuples():
     assert a.saved == [1]
 
 
-# ---------------------------------------------------------------- issue 10
+# ---------------------------------------------------------------- every solver, one contract
 
 ALL = list(SOLVERS)
 

@@ -19,7 +19,8 @@ greedy count fills (``_canonical._configure_fill_greedy``).
 Prints per instance the median CPU time of each variant over ``--rounds``
 alternating rounds (each the median of ``--repeat`` solves), their ratio
 (on / off, the median of the rounds' ratios), the core's size and whether
-both variants return the same set.
+both variants return the same set, and writes the same rows to
+``benchmarks/results/core-<toggle>.csv`` (``--out``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 
 from remat_knapsack import instances, solve
 from remat_knapsack.sparse import _canonical, _core
@@ -54,7 +57,10 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--toggle", choices=["core", "loose", "quick", "fill"], default="core")
+    p.add_argument("--out", metavar="CSV", help="default benchmarks/results/core-<toggle>.csv; '-' for none")
     a = p.parse_args()
+    out = a.out or _results.default(f"core-{a.toggle}")
+    table = []
     on_size, on_loose = _core.MIN_ITEMS, _core.LOOSE
 
     def turn(on: bool) -> None:
@@ -85,9 +91,15 @@ def main() -> None:
                         t_off.append(off)
                         ratios.append(on / off)
                     same = (s_on.value, s_on.saved) == (s_off.value, s_off.saved)
+                    table.append({"family": fam, "n": n, "R": R, "seed": seed, "toggle": a.toggle,
+                                  "off_s": statistics.median(t_off), "on_s": statistics.median(t_on),
+                                  "on_over_off": statistics.median(ratios), "core": s_on.stats.get("core", ""),
+                                  "same_set": same})
                     print(f"| {fam}/n={n}/R={R}/{seed} | {statistics.median(t_off) * 1e3:.2f} ms | "
                           f"{statistics.median(t_on) * 1e3:.2f} ms | {statistics.median(ratios):.2f} | "
                           f"{s_on.stats.get('core', '-')} | {'yes' if same else 'NO'} |", flush=True)
+    if out != "-":
+        print(f"wrote {_results.write_rows(table, out)}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ minus RSS just before it). Solvers alternate within each repeat, so load on the
 machine hits both alike. The table gives medians and the ratios of the medians
 to the first peer's. Run it with ``PYTHONPATH=src`` to measure this tree's build.
 
-    python benchmarks/bench_dense.py                     # n = 20 50 100, 3 repeats
+    python benchmarks/bench_dense.py                     # n = 20 50 100, 3 repeats: benchmarks/results/dense.csv
     python benchmarks/bench_dense.py --sizes 20 --repeats 5
     # this build against an older one (built in place), without PyTorch:
     python benchmarks/bench_dense.py --sizes 100 --peers ours before --before /tmp/before/src
@@ -24,6 +24,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 
 PEERS = {
     "pytorch": "torch._functorch._activation_checkpointing.knapsack:dp_knapsack_sliding_hirschberg",
@@ -86,6 +88,8 @@ def main() -> None:
     ap.add_argument("--peers", nargs="+", choices=list(PEERS), default=["pytorch", "ours"],
                     help="what to run; ratios are to the first (default: pytorch ours)")
     ap.add_argument("--before", default="-", help="the src directory of the build the peer 'before' imports")
+    ap.add_argument("--out", default=_results.default("dense"), metavar="CSV",
+                    help="one row per (n, peer) (default benchmarks/results/dense.csv; '-' for none)")
     ap.add_argument("--worker", nargs=4, metavar=("PEER", "N", "SEED", "PATH"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -110,6 +114,17 @@ def main() -> None:
         feasible = {p: all(r["feasible"] for r in res[p]) for p in peers}
         rows.append((n, base[0]["W"], med, same, feasible))
     first = peers[0]
+    table = []
+    for n, W, med, same, feasible in rows:
+        b = med[first]
+        for p in peers:
+            m = med[p]
+            table.append({"n": n, "W": W, "peer": p, "wall_s": m["seconds"], "cpu_s": m["cpu"],
+                          "peak_extra_mib": m["peak_extra"] / 2**20, "speedup_wall": b["seconds"] / m["seconds"],
+                          "speedup_cpu": b["cpu"] / m["cpu"], "memory_ratio": m["peak_extra"] / b["peak_extra"],
+                          "same_value": same, "feasible": feasible[p], "repeats": args.repeats, "seed": args.seed})
+    if args.out != "-":
+        print(f"wrote {_results.write_rows(table, args.out)}", file=sys.stderr)
     print(f"\nPaper-like instances, seed {args.seed}, median of {args.repeats} runs each, one subprocess per run; "
           f"speed-up = {first}'s time / the peer's; memory ratio = the peer's peak extra / {first}'s.\n")
     print("| n | W | peer | wall s | CPU s | wall speed-up | CPU speed-up | peak extra MiB | memory ratio "

@@ -12,7 +12,7 @@ instance, 4-decimal memory), and splits it into
 * quantise: ``validate(..., scale)`` minus the above (weights and capacity);
 * rest: the total minus ``validate(..., scale)`` (items, dispatch, Solution).
 
-    python benchmarks/bench_fixed_cost.py [--n 10000] [--repeats 300]
+    python benchmarks/bench_fixed_cost.py [--n 10000] [--repeats 300]   # benchmarks/results/fixed-cost.csv
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 import numpy as np
 
 from remat_knapsack import solve
@@ -60,16 +61,23 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=300)
+    parser.add_argument("--out", default=_results.default("fixed-cost"), metavar="CSV",
+                        help="default benchmarks/results/fixed-cost.csv; '-' for none")
     args = parser.parse_args(argv)
     reps = args.repeats
     print(f"fixed cost of solve, every item fits, n={args.n}, median of {reps} calls, ms")
     print(f"{'input':<20} {'scale':>6} {'sparse':>8} {'auto':>8} {'validate':>9} {'quantise':>9} {'rest':>7}")
+    table = []
     for label, memory, runtimes, cap, scale in cases(args.n):
         total, auto, checks, full = row(memory, runtimes, cap, scale, reps)
+        table.append({"input": label, "scale": scale, "n": args.n, "sparse_ms": total, "auto_ms": auto,
+                      "validate_ms": checks, "quantise_ms": full - checks, "rest_ms": total - full})
         print(
             f"{label:<20} {scale!s:>6} {total:8.3f} {auto:8.3f} {checks:9.3f} "
             f"{full - checks:9.3f} {total - full:7.3f}"
         )
+    if args.out != "-":
+        print(f"wrote {_results.write_rows(table, args.out)}")
 
 
 def row(memory: Any, runtimes: Any, cap: float, scale: float | None, reps: int) -> tuple[float, float, float, float]:

@@ -1,14 +1,18 @@
-"""Issue 9's benchmark: ``solve(W, P, c, scale=1)`` on Python lists, family by family, beside combo.
+"""The exact core's benchmark: ``solve(W, P, c, scale=1)`` on Python lists, family by family, beside combo.
 
 Usage::
 
     python benchmarks/bench_sparse.py                     # the full grid (timeout 60 s per run)
+    python benchmarks/bench_sparse.py --n 1000 10000 --R 10000 1000000 --seeds 3 --timeout 5 \\
+        --real-timeout 10                                  # benchmarks/results/sparse.csv
+    python benchmarks/bench_sparse.py --n 100000 --R 10000 1000000 --seeds 2 --timeout 15 \\
+        --no-real --no-ortools                             # benchmarks/results/sparse-n1e5.csv
     python benchmarks/bench_sparse.py --quick             # n=10^3, R=10^6, 1 seed: about a minute
     python benchmarks/bench_sparse.py --families strongly circle --n 1000 10000 --seeds 3 \\
-        --timeout 10 --out results.csv
+        --timeout 10 --out /tmp/some.csv
     python benchmarks/bench_sparse.py --timeout 10 --skip 'spanner_*:100000' \\
-        --before docs/sparse-bench-baseline.csv           # beside the old kernel's times
-    python benchmarks/bench_sparse.py --from-csv results.csv --timeout 10   # print the tables again
+        --before old.csv                                    # beside an older build's times
+    python benchmarks/bench_sparse.py --from-csv benchmarks/results/sparse.csv --timeout 5   # print the tables again
 
 For every family (Pisinger's seven classic classes and his six hard ones,
 :data:`remat_knapsack.instances.ALL_CLASSES`), every n in ``--n``, every R in
@@ -21,9 +25,8 @@ is the median of those times over the seeds. A run that times out is shown as
 ``> T s``; the cell's remaining seeds, and the same solver at larger n in that
 family and R, are then not run (they would only time out again).
 
-Beside each cell: combo's reference time from issue 9 (measured by the
-issue's author with combo, best of 5, on their machine; see
-:mod:`remat_knapsack.bench.combo`), our ratio to it, the target
+Beside each cell: combo's reference time (measured with combo itself, best
+of 5, on another machine; see :mod:`remat_knapsack.bench.combo`), our ratio to it, the target
 (2x combo + 0.5 ms at n <= 10^4, 2x combo + 5 ms at n = 10^5) and a verdict.
 Every instance's answers are checked: each saved set fits the capacity and all
 solvers that finished reach the same value.
@@ -32,7 +35,7 @@ Real-shape rows (left out with ``--no-real``) solve with ``scale=None``:
 10^4 items drawn from a recorded torch.compile graph
 (``benchmarks/data/transformer12_d128.json``), that graph tiled 48 times, and
 ``paper(250_000)``, with the child's peak extra memory (RSS high-water mark
-during the solve minus RSS before it). Beside them, issue 9's other targets:
+during the solve minus RSS before it). Beside them, the other targets:
 the paper-like n=100 at the default scale (under 1 ms), and n=10^5 instances
 scaled to a capacity W = 10^12 (peak extra memory at most 64 MiB).
 
@@ -53,6 +56,8 @@ import sys
 import time
 from collections import defaultdict
 from typing import Any
+
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 
 from remat_knapsack import instances
 from remat_knapsack.bench import combo, peers
@@ -284,7 +289,7 @@ def family_table(rows, solvers, timeout, before=None) -> str:
     order, groups = _groups(rows, "families")
     _o, old = _groups(before or [], "families")
     head = ["family", "n", "R", "seeds", *(["auto (before)"] if before else []), *[_col(s) for s in solvers],
-            "combo (issue 9)", "auto/combo", "target", "verdict (auto)", "exact"]  # fmt: skip
+            "combo (reference)", "auto/combo", "target", "verdict (auto)", "exact"]  # fmt: skip
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for family, n, R in order:
         g = groups[(family, n, R)]
@@ -419,7 +424,10 @@ def parse(argv=None):
     p.add_argument("--memory-families", nargs="+", choices=("paper", *instances.ALL_CLASSES), metavar="FAMILY",
                    help="families of the memory rows (default paper uncorrelated strongly)")
     p.add_argument("--memory-cap-gb", type=float, default=8.0, help="RLIMIT_AS of each child (default 8)")
-    p.add_argument("--out", metavar="CSV", help="write every run as a CSV row here")
+    p.add_argument("--out", metavar="CSV",
+                   help="write every run as a CSV row here (default: benchmarks/results/sparse.csv; "
+                        "sparse-n1e5.csv when every n is 10^5 or more; sparse-quick.csv with --quick; "
+                        "'-' for none)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     p.add_argument("--before", nargs="+", metavar="CSV",
                    help="--out files of an earlier build: their auto times become an 'auto (before)' column")
@@ -430,6 +438,11 @@ def parse(argv=None):
     for key, value in preset.items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
+    if args.out is None:
+        name = "sparse-quick" if args.quick else "sparse-n1e5" if min(args.n) >= 10**5 else "sparse"
+        args.out = _results.default(name)
+    elif args.out == "-":
+        args.out = None
     return args
 
 
@@ -453,7 +466,7 @@ def main(argv=None) -> int:
                 rows += run_real(args, runner)
     elapsed = time.perf_counter() - started
     cmd = "python " + " ".join(shlex.quote(a) for a in [os.path.relpath(sys.argv[0])] + sys.argv[1:])
-    print(f"# bench_sparse: issue 9's families beside combo ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
+    print(f"# bench_sparse: Pisinger's families beside combo ({time.strftime('%Y-%m-%d %H:%M %Z')})\n")
     print(f"- command: `{cmd}`")
     print(f"- machine: {machine()}")
     if args.from_csv:
@@ -463,7 +476,7 @@ def main(argv=None) -> int:
           f"a cell is the median over seeds of each run's median call (calls repeated for {args.min_time:g} s)")
     if "ortools_bb" not in solvers:
         print("- OR-Tools: not run" + ("" if args.no_ortools else " (not installed: pip install ortools)"))
-    print("- combo's times: issue 9's author's measurements (combo, best of 5, their machine), not ours; "
+    print("- combo's times: measured with combo itself (best of 5) on another machine, not here; "
           "targets: 2x combo + 0.5 ms (n <= 10^4), 2x combo + 5 ms (n = 10^5), ranges checked at their top")
     if any(r["section"] == "families" for r in rows):
         print("\n## Pisinger's families, scale=1, capacity half the weight sum\n")
@@ -471,7 +484,7 @@ def main(argv=None) -> int:
         if any(r.get("status") == "skipped" for r in rows):
             print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
     if any(r["section"] == "real" for r in rows):
-        print("\n## Real shape (scale=None) and issue 9's other targets (paper-like n=100, memory at large W)\n")
+        print("\n## Real shape (scale=None) and the other targets (paper-like n=100, memory at large W)\n")
         print(real_table(rows, max(args.timeout, args.real_timeout), before))
     bad = [k for k, v in exactness(rows).items() if v.startswith("NO")]
     verdict = "every finished run feasible and all solvers agree" if not bad else f"{len(bad)} instance(s) DISAGREE"

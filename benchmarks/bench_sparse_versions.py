@@ -1,10 +1,10 @@
-"""Two builds of remat-knapsack side by side: ``sparse`` on every Pisinger class
+"""Two builds of remat-knapsack side by side (a change measured paired): ``sparse`` on every Pisinger class
 (n=10,000, seeds 0-2) and on paper-like n=100 instances, or on the families,
 n, R and seeds given.
 
 Usage::
 
-    git worktree add /tmp/before 2cbb2c0
+    git worktree add /tmp/before <commit>
     (cd /tmp/before && python setup.py build_ext --inplace)
     python benchmarks/bench_sparse_versions.py --before /tmp/before/src --after src \
         --skip-before almost_strongly/0 almost_strongly/1 almost_strongly/2 similar_weights/1
@@ -16,7 +16,10 @@ Each build runs in its own subprocess, alternating, ``--rounds`` times. A
 cell is the median of those rounds, and each round's time is the median of
 ``--repeat`` solves, by the wall clock or (``--clock cpu``) the process's
 CPU time. ``--skip-before`` leaves out instances that the older
-build takes minutes on.
+build takes minutes on. On a shared machine, where a process runs at one of
+several speeds, only such alternating pairs support a before/after claim.
+The table is also written to ``benchmarks/results/sparse-paired.csv``
+(``--out``).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import os
 import statistics
 import subprocess
 import sys
+
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -84,6 +89,8 @@ def main() -> None:
     p.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                    help="cpu: the process's CPU time, which time other tenants take from a shared machine "
                         "does not inflate (page faults still count)")
+    p.add_argument("--out", default=_results.default("sparse-paired"), metavar="CSV",
+                   help="default benchmarks/results/sparse-paired.csv; '-' for none")
     a = p.parse_args()
     from remat_knapsack import instances
 
@@ -93,16 +100,21 @@ def main() -> None:
     for _ in range(a.rounds):
         before.append(run(a.before, a.skip_before, a.repeat, grid, a.clock, a.before_env))
         after.append(run(a.after, [], a.repeat, grid, a.clock))
+    table = []
     print("| instance | before | after | after / before | same value and set |")
     print("|---|---|---|---|---|")
     for key in after[0]:
         t1 = statistics.median(d[key][0] for d in after) * 1e3
         if key not in before[0]:
             print(f"| {key} | (skipped) | {t1:.2f} ms | - | - |")
+            table.append({"instance": key, "before_s": "", "after_s": t1 / 1e3, "ratio": "", "same": ""})
             continue
         t0 = statistics.median(d[key][0] for d in before) * 1e3
         same = before[0][key][1:] == after[0][key][1:]
         print(f"| {key} | {t0:.2f} ms | {t1:.2f} ms | {t1 / t0:.2f} | {'yes' if same else 'NO'} |", flush=True)
+        table.append({"instance": key, "before_s": t0 / 1e3, "after_s": t1 / 1e3, "ratio": t1 / t0, "same": same})
+    if a.out != "-":
+        print(f"wrote {_results.write_rows(table, a.out)}")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,18 @@
-"""Seeds 3-7 (not the benchmark's 0-2, on which 0.4's and 0.5's changes were
-tuned): ``auto`` on the rows those changes moved most, median over the seeds.
-Circle n=10^4 takes the longest (its seeds 3-7 ran 3-43 s each before the
-uniqueness runs, 0.5-2.8 s since). Run it beside an older tree to compare:
+"""Held-out seeds 3-7 (``bench_sparse.py`` uses 0-2): ``auto`` on the hard rows,
+median and worst over the seeds, so that a change tuned on the benchmark's
+seeds is checked on others. Circle n=10^4 takes the longest (0.5-2.8 s a seed).
+Writes ``benchmarks/results/unseen-seeds.csv`` (or the path given as the first
+argument, ``-`` for none). Run it beside an older tree to compare:
 
     PYTHONPATH=src python benchmarks/bench_unseen_seeds.py
-    PYTHONPATH=/path/to/old/src python benchmarks/bench_unseen_seeds.py
+    PYTHONPATH=/path/to/old/src python benchmarks/bench_unseen_seeds.py /tmp/old-unseen.csv
 """
 
 import statistics
+import sys
 import time
+
+import _results  # benchmarks/_results.py: where each suite's CSV lives
 
 from remat_knapsack import instances, solve
 
@@ -27,6 +31,8 @@ SEEDS = range(3, 8)
 
 
 def main() -> None:
+    out = sys.argv[1] if len(sys.argv) > 1 else _results.default("unseen-seeds")
+    table = []
     for cls, n, R in CASES:
         times = []
         for seed in SEEDS:
@@ -36,6 +42,9 @@ def main() -> None:
             times.append(time.perf_counter() - start)
         median, worst = statistics.median(times) * 1e3, max(times) * 1e3
         print(f"{cls} n={n} R={R}: median over seeds 3-7 {median:.1f} ms, max {worst:.1f} ms", flush=True)
+        table.append({"family": cls, "n": n, "R": R, "seeds": "3-7", "median_s": median / 1e3, "max_s": worst / 1e3})
+    if out != "-":
+        print(f"wrote {_results.write_rows(table, out)}")
 
 
 if __name__ == "__main__":

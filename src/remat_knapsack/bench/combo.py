@@ -1,16 +1,16 @@
-"""combo's reference times and issue 9's targets, for ``benchmarks/bench_sparse.py``.
+"""combo's reference times and the targets set against them, for ``benchmarks/bench_sparse.py``.
 
 combo (Martello, Pisinger & Toth 1999) is not part of this project and must not
-be: its times below were measured by issue 9's author, on their machine, best
-of 5 in-process runs of ``combo`` on the same instance families (capacity half
-the weight sum), and are copied here as a fixed reference. Where the issue
-gives a range over several classes (per-class values unknown), the reference
-is that range.
+be: its times below were measured with ``combo`` itself on another machine,
+best of 5 in-process runs on the same instance families (capacity half the
+weight sum), and are copied here as a fixed reference. Where only a range over
+several classes is known (per-class values unknown), the reference is that range.
 
-Targets (issue 9): end to end, at most 2x combo + 0.5 ms at n <= 10^4 and
-2x combo + 5 ms at n = 10^5; the issue is not done above 3x combo + 1 ms
-(+ 10 ms at n = 10^5). A range is checked against its top, so "meets" there
-is necessary, not sufficient, for the class's own (unknown) combo time.
+Targets: end to end, ``sparse`` (through ``solve``) should take at most
+2x combo + 0.5 ms at n <= 10^4 and 2x combo + 5 ms at n = 10^5 ("meets"); above
+3x combo + 1 ms (+ 10 ms at n = 10^5) it "trails", in between it is "near". A
+range is checked against its top, so "meets" there is necessary, not
+sufficient, for the class's own (unknown) combo time.
 
 >>> ref = reference("strongly", 1000, 10**6)
 >>> ref.lo, ref.hi, ref.note
@@ -45,7 +45,7 @@ class ComboRef:
 
 _RANGE7 = "range over the 7 classes"
 
-# (families, n, R) -> reference, as in issue 9's table.
+# (families, n, R) -> combo's reference time.
 _TABLE: list[tuple[tuple[str, ...], int, int, ComboRef]] = [
     (CLASSES, 10**4, 10**4, ComboRef(0.07 * MS, 1.8 * MS, _RANGE7)),
     (("strongly",), 10**3, 10**6, ComboRef(1.4 * MS, 1.4 * MS)),
@@ -59,10 +59,10 @@ _TABLE: list[tuple[tuple[str, ...], int, int, ComboRef]] = [
     (("strongly",), 10**5, 10**6, ComboRef(18 * MS, 18 * MS)),
 ]
 
-#: Spanner instances at n = 10^5 take combo itself from 13 s to over 2 minutes (issue 9).
+#: Spanner instances at n = 10^5 take combo itself from 13 s to over 2 minutes.
 SPANNER_1E5_NOTE = "combo: 13 s to > 2 min"
 
-#: Issue 9's targets outside the families: (seconds or None, peak extra bytes or None).
+#: The targets outside the families: (seconds or None, peak extra bytes or None).
 #: ``captured``: 10^4 items drawn from a recorded graph, scale=None; ``tiled``: a graph
 #: tiled 48 times, scale=None; ``paper``: paper(250_000) with scale=None; ``paper_small``:
 #: the paper-like n=100 at the default scale (no regression); ``memory``: n=10^5 at
@@ -77,7 +77,7 @@ REAL_TARGETS: dict[str, tuple[float | None, int | None]] = {
 
 
 def reference(family: str, n: int, R: int) -> ComboRef | None:
-    """combo's reference for ``family`` at (n, R), or None where the issue gives none."""
+    """combo's reference for ``family`` at (n, R), or None where none is known."""
     for families, n0, R0, ref in _TABLE:
         if family in families and n == n0 and R == R0:
             return ref
@@ -85,12 +85,12 @@ def reference(family: str, n: int, R: int) -> ComboRef | None:
 
 
 def target(ref: ComboRef, n: int) -> float:
-    """Issue 9's target in seconds: 2x combo + 0.5 ms (n <= 10^4) or + 5 ms (n > 10^4), at the range's top."""
+    """The target in seconds: 2x combo + 0.5 ms (n <= 10^4) or + 5 ms (n > 10^4), at the range's top."""
     return 2 * ref.hi + (0.5 * MS if n <= 10**4 else 5 * MS)
 
 
 def limit(ref: ComboRef, n: int) -> float:
-    """Above this the issue is not done: 3x combo + 1 ms (n <= 10^4) or + 10 ms."""
+    """Above this a cell trails: 3x combo + 1 ms (n <= 10^4) or + 10 ms."""
     return 3 * ref.hi + (1 * MS if n <= 10**4 else 10 * MS)
 
 

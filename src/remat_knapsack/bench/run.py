@@ -1,4 +1,12 @@
-"""``remat-knapsack bench``: build the grid, run it, score it, write the outputs."""
+"""``remat-knapsack bench``: build the grid, run it, score it, write the outputs.
+
+A run writes ``results.csv``, ``table.md`` and the figures to its ``--out``
+directory. Run from a source checkout (an editable install, with
+``benchmarks/results/`` beside ``src/``), a default run (``--quick`` or the
+full grid, every available solver) also rewrites that suite's current file,
+``benchmarks/results/bench-quick.csv`` or ``bench-full.csv``, which the
+documentation's benchmark page reads.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._common import _io
+from ..instances import CLASSES
 from . import figures, peers, report, suites
 from .runner import Job, Runner, progress
 
-__all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine", "rerender"]
+__all__ = ["BenchConfig", "QUICK", "FULL", "run_bench", "machine", "rerender", "results_file"]
 
 
 @dataclass
@@ -43,6 +52,33 @@ FULL = dict(sizes=[5, 10, 20, 50, 100, 2000], repeats=3, class_sizes=[500], time
 #: Under 3 minutes on 2 cores with torch installed: PyTorch's sliding Hirschberg
 #: at n=20 takes 3-5 s and its dp_knapsack 13-15 s.
 QUICK = dict(sizes=[5, 10, 20], repeats=1, class_sizes=[50], timeout=60.0, memory_cap_gb=8.0, min_time=0.05)
+
+
+#: ``benchmarks/results/`` of the source checkout this package runs from, if it is one.
+RESULTS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 3, "benchmarks", "results")
+
+
+def results_file(cfg: BenchConfig, results_dir: str = RESULTS_DIR) -> str | None:
+    """The checkout's current file for this run's suite, or None.
+
+    ``bench-quick.csv`` or ``bench-full.csv`` under ``results_dir`` when ``cfg`` is
+    the quick or the full preset with every class, every available solver, the
+    default scale and no recorded instances, and ``results_dir`` exists (a
+    source checkout); otherwise None.
+
+    >>> import tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> quick = BenchConfig(classes=list(CLASSES), **QUICK)
+    >>> os.path.basename(results_file(quick, d)), results_file(BenchConfig(classes=[], **QUICK), d)
+    ('bench-quick.csv', None)
+    """
+    default = cfg.classes == list(CLASSES) and cfg.scale == 10_000 and cfg.R == 10_000
+    if not default or cfg.solvers is not None or cfg.recorded or not os.path.isdir(results_dir):
+        return None
+    for name, preset in (("bench-quick", QUICK), ("bench-full", FULL)):
+        if all(getattr(cfg, key) == value for key, value in preset.items()):
+            return os.path.normpath(os.path.join(results_dir, f"{name}.csv"))
+    return None
 
 
 def machine() -> str:
@@ -98,13 +134,16 @@ def run_bench(cfg: BenchConfig) -> int:
     elapsed = time.perf_counter() - started
     report.score(rows, instances, avail, cfg.scale)
     report.write_csv(rows, os.path.join(cfg.out, "results.csv"))
+    current = results_file(cfg)
+    if current:
+        report.write_csv(rows, current)
     header = _header(cfg, names, elapsed)
     with open(os.path.join(cfg.out, "table.md"), "w", encoding="utf-8") as f:
         f.write(report.markdown(rows, names, header))
     pngs = figures.write_figures(rows, names, cfg.out)
     print(report.summary(rows, names))
     print(f"\n{len(rows)} runs in {elapsed:.0f} s; wrote {os.path.join(cfg.out, 'results.csv')}, "
-          f"{os.path.join(cfg.out, 'table.md')}" + "".join(f", {p}" for p in pngs))
+          f"{os.path.join(cfg.out, 'table.md')}" + "".join(f", {p}" for p in (current, *pngs) if p))
     if not pngs:
         print("(no figures: install matplotlib, e.g. pip install 'remat-knapsack[bench]')", file=sys.stderr)
     return 0

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import inspect
 import json
+import math
 import os
 import threading
 import time
@@ -32,7 +33,14 @@ from . import _symbols
 #: Values of ``KnapsackSolver(budget=...)``: PyTorch's budget, or each graph's knee.
 BUDGETS = (None, "knee")
 
+#: ``activation_memory_budget`` that :func:`use_solver` and :func:`install` set when
+#: given ``max_peak_bytes``: positive (at 0 PyTorch never calls the knapsack) and so
+#: small that the more aggressive min-cuts fit it only when they save nothing beyond
+#: the graph's inputs, so PyTorch reaches the solver on every graph with candidates.
+PEAK_BUDGET = 1e-9
+
 __all__ = [
+    "PEAK_BUDGET",
     "KnapsackSolver",
     "SolveRecord",
     "estimate_runtimes",
@@ -196,6 +204,15 @@ class SolveRecord:
     node_bytes: list[int]
     #: The budget PyTorch passed; ``max_memory`` is the one solved at (they differ with ``budget="knee"``).
     requested_max_memory: float | None = None
+    #: With ``max_peak_bytes``: the chosen plan's modelled peak of this graph's step, in bytes.
+    predicted_peak_bytes: int | None = None
+    #: With ``max_peak_bytes``: whether that peak is within the limit, whether the
+    #: search proved the plan optimal, how many plans it scored, and the smallest
+    #: modelled peak among them.
+    fits: bool | None = None
+    exact: bool | None = None
+    plans_evaluated: int | None = None
+    min_peak_bytes: int | None = None
 
 
 class KnapsackSolver(_HOOK):
@@ -216,6 +233,23 @@ class KnapsackSolver(_HOOK):
         PyTorch calls the knapsack only when ``activation_memory_budget`` < 1
         (and > 0), and not when a more aggressive min-cut already fits it
         (common near 1), so the knee is searched below a budget such as 0.5.
+    max_peak_bytes : int, optional
+        Plan for bytes instead of the budget fraction: among the plans the
+        search reaches, keep the one that saves the most runtime (the
+        knapsack's objective, PyTorch's runtime estimates) whose *modelled*
+        peak of one training step is at most this many bytes. The peak model
+        partitions the joint graph for each plan with PyTorch's own min-cut and
+        runs a liveness pass over the forward and backward graphs
+        (:mod:`remat_knapsack.torch._peaks`). ``max_memory`` is ignored; set the
+        budget with :data:`PEAK_BUDGET` (:func:`use_solver` and :func:`install`
+        do) so that PyTorch calls the solver. Each graph is planned against the
+        whole limit; :func:`~remat_knapsack.torch.fit` measures the step and
+        corrects. When no plan fits, the plan with the smallest modelled peak
+        is used and its record says ``fits=False``.
+    max_plans : int
+        With ``max_peak_bytes``: plans to score beyond the budget-reachable
+        ones before the search stops (``SolveRecord.exact`` says whether it
+        proved its plan optimal first). Default 48.
     **options
         Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
         ``memory_limit``, ...), passed through unchanged.
@@ -225,7 +259,19 @@ class KnapsackSolver(_HOOK):
     :class:`SolveRecord` to :attr:`history`.
     """
 
-    def __init__(self, solver: str = "auto", *, budget: str | None = None, **options: Any) -> None:
+    def __init__(
+        self,
+        solver: str = "auto",
+        *,
+        budget: str | None = None,
+        max_peak_bytes: int | None = None,
+        max_plans: int = 48,
+        **options: Any,
+    ) -> None:
+        if max_peak_bytes is not None:
+            max_peak_bytes = check_peak_limit(max_peak_bytes)
+        if isinstance(max_plans, bool) or not isinstance(max_plans, int) or max_plans < 0:
+            raise ValueError(f"max_plans must be an integer >= 0, got {max_plans!r}")
         if solver not in SOLVERS:
             raise ValueError(f"unknown solver {solver!r}; choose one of {', '.join(SOLVERS)}")
         if budget not in BUDGETS:
@@ -238,16 +284,26 @@ class KnapsackSolver(_HOOK):
             )
         self.solver = solver
         self.budget = budget
+        self.max_peak_bytes = max_peak_bytes
+        self.max_plans = max_plans
         self.options = dict(options)
         self.history: list[SolveRecord] = []
+        self._graph_peaks: list[Any] = []  # with max_peak_bytes: each graph's GraphPeak, in call order
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
         if budget is not None:  # keeps the key of budget=None plans unchanged
             key["budget"] = budget
+        if max_peak_bytes is not None:
+            key["max_peak_bytes"] = max_peak_bytes
+            key["max_plans"] = max_plans
         self._key = json.dumps(key, sort_keys=True, default=repr)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items())
         knee = "" if self.budget is None else f", budget={self.budget!r}"
+        if self.max_peak_bytes is not None:
+            knee += f", max_peak_bytes={self.max_peak_bytes}"
+            if self.max_plans != 48:
+                knee += f", max_plans={self.max_plans}"
         return f"KnapsackSolver({self.solver!r}{knee}{opts})"
 
     def uuid(self) -> str:
@@ -286,6 +342,9 @@ class KnapsackSolver(_HOOK):
         all_recomputable_banned_nodes: list[Any],
     ) -> tuple[list[int], list[int]]:
         runtimes, source, graph = self._runtimes(memory, joint_graph, all_recomputable_banned_nodes)
+        if self.max_peak_bytes is not None:
+            return self._call_for_peak(memory, joint_graph, max_memory, node_info, all_recomputable_banned_nodes,
+                                       runtimes, source, graph)  # fmt: skip
         budget = self.choose_budget(memory, runtimes, max_memory)
         solution = self.solve(memory, runtimes, budget)
         self.history.append(
@@ -304,6 +363,34 @@ class KnapsackSolver(_HOOK):
         # dp_knapsack's convention: saved ascending, recomputable descending.
         return list(solution.saved), solution.recomputed[::-1]
 
+    def _call_for_peak(self, memory, joint_graph, max_memory, node_info, nodes, runtimes, source, graph):
+        from . import _peaks
+
+        loc = _peaks._find_partition_locals()
+        cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+        start = time.perf_counter()
+        with _peaks._dispatch_allowed():
+            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes, max_plans=self.max_plans)
+        recomputed = list(choice.recompute)
+        dropped = set(recomputed)
+        saved = [i for i in range(len(memory)) if i not in dropped]
+        solution = Solution(
+            value=choice.value, saved=saved, recomputed=recomputed, solver=f"{self.solver}+peak",
+            stats={"seconds": time.perf_counter() - start, "plans": choice.evaluated},
+        )  # fmt: skip
+        self.history.append(
+            SolveRecord(
+                graph=graph, memory=list(memory), runtimes=list(runtimes), max_memory=float(max_memory),
+                solution=solution, runtimes_source=source,
+                node_names=[getattr(n, "name", str(n)) for n in nodes], node_bytes=_sizes(nodes),
+                requested_max_memory=float(max_memory), predicted_peak_bytes=choice.peak_bytes,
+                fits=choice.fits, exact=choice.exact, plans_evaluated=choice.evaluated,
+                min_peak_bytes=choice.min_peak_bytes,
+            )
+        )  # fmt: skip
+        self._graph_peaks.append(choice.graph_peak)
+        return saved, recomputed[::-1]
+
     @staticmethod
     def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str, str]:
         """PyTorch's runtime list for this call when the partitioner is around it, else estimate_runtime's."""
@@ -318,33 +405,61 @@ class KnapsackSolver(_HOOK):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-def _make(solver: str | KnapsackSolver, budget: str | None, options: dict[str, Any]) -> KnapsackSolver:
+def check_peak_limit(limit: Any) -> int:
+    """``limit`` as a positive int of bytes; ValueError naming it (0 or below, NaN, inf, a string, a bool)."""
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)):
+        raise ValueError(f"max_peak_bytes must be a number of bytes > 0, got {limit!r}")
+    if isinstance(limit, float) and not math.isfinite(limit):
+        raise ValueError(f"max_peak_bytes must be a finite number of bytes > 0, got {limit!r}")
+    if limit < 1:
+        raise ValueError(f"max_peak_bytes must be at least 1 byte, got {limit!r}")
+    return int(limit)
+
+
+def _make(
+    solver: str | KnapsackSolver, budget: str | None, options: dict[str, Any], max_peak_bytes: Any = None
+) -> KnapsackSolver:
     if isinstance(solver, KnapsackSolver):
         if budget is not None or options:
             raise TypeError("pass budget= and options to KnapsackSolver(), not beside an instance")
+        if max_peak_bytes is not None and check_peak_limit(max_peak_bytes) != solver.max_peak_bytes:
+            raise TypeError("pass max_peak_bytes= to KnapsackSolver(), not beside an instance")
         return solver
-    return KnapsackSolver(solver, budget=budget, **options)
+    return KnapsackSolver(solver, budget=budget, max_peak_bytes=max_peak_bytes, **options)
 
 
 # What install() found: the config value and whether it holds the wrapper; None when not installed.
 _installed: dict[str, Any] | None = None
 
 
-def install(solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any) -> KnapsackSolver:
-    """Make ``KnapsackSolver(solver, budget=budget, **options)`` PyTorch's knapsack solver for this process.
+def install(
+    solver: str | KnapsackSolver = "auto",
+    *,
+    budget: str | None = None,
+    max_peak_bytes: int | None = None,
+    **options: Any,
+) -> KnapsackSolver:
+    """Make ``KnapsackSolver(solver, budget=budget, max_peak_bytes=..., **options)`` PyTorch's solver for this process.
 
     ``solver`` may also be a :class:`KnapsackSolver` instance. Returns the
     instance (its :attr:`~KnapsackSolver.history` shows what it solved). The
     budget fraction itself stays ``torch._functorch.config.activation_memory_budget``
     (``budget="knee"``: see :class:`KnapsackSolver`). :func:`uninstall` undoes it.
+    With ``max_peak_bytes`` (or an instance that has it) it also sets
+    ``activation_memory_budget`` to :data:`PEAK_BUDGET`, so that PyTorch calls the
+    solver; :func:`uninstall` puts the budget back.
     """
     global _installed
-    instance = _make(solver, budget, options)
+    instance = _make(solver, budget, options, max_peak_bytes)
     with _lock:
         if _installed is None:
             _acquire_wrapper()
-            _installed = {"solver": _fconfig.activation_memory_budget_solver}
+            _installed = {"solver": _fconfig.activation_memory_budget_solver,
+                          "budget": _fconfig.activation_memory_budget}  # fmt: skip
         _fconfig.activation_memory_budget_solver = instance
+        _fconfig.activation_memory_budget = (
+            PEAK_BUDGET if instance.max_peak_bytes is not None else _installed["budget"]
+        )
     return instance
 
 
@@ -359,28 +474,41 @@ def uninstall() -> None:
         if _installed is None:
             return
         _fconfig.activation_memory_budget_solver = _installed["solver"]
+        _fconfig.activation_memory_budget = _installed["budget"]
         _installed = None
         _release_wrapper()
 
 
 @contextlib.contextmanager
 def use_solver(
-    solver: str | KnapsackSolver = "auto", *, budget: str | None = None, **options: Any
+    solver: str | KnapsackSolver = "auto",
+    *,
+    budget: str | None = None,
+    max_peak_bytes: int | None = None,
+    **options: Any,
 ) -> Iterator[KnapsackSolver]:
-    """Use ``KnapsackSolver(solver, budget=budget, **options)`` inside the block.
+    """Use ``KnapsackSolver(solver, budget=budget, max_peak_bytes=..., **options)`` inside the block.
 
-    ``solver`` may also be a :class:`KnapsackSolver` instance. On exit, even
-    when the block raises, the solver setting is what it was before, and
-    PyTorch's dispatch function is wrapped only if it was wrapped before.
+    ``solver`` may also be a :class:`KnapsackSolver` instance. With
+    ``max_peak_bytes`` (or an instance that has it) ``activation_memory_budget``
+    is :data:`PEAK_BUDGET` inside the block, so that PyTorch calls the solver
+    (it skips the knapsack at 0 and 1, and when a more aggressive min-cut fits
+    the budget). On exit, even when the block raises, the solver and budget
+    settings are what they were before, and PyTorch's dispatch function is
+    wrapped only if it was wrapped before.
     """
-    instance = _make(solver, budget, options)
+    instance = _make(solver, budget, options, max_peak_bytes)
     previous = _fconfig.activation_memory_budget_solver
+    previous_budget = _fconfig.activation_memory_budget
     with _wrapper_held():
         _fconfig.activation_memory_budget_solver = instance
+        if instance.max_peak_bytes is not None:
+            _fconfig.activation_memory_budget = PEAK_BUDGET
         try:
             yield instance
         finally:
             _fconfig.activation_memory_budget_solver = previous
+            _fconfig.activation_memory_budget = previous_budget
 
 
 # --------------------------------------------------------------------------------------

@@ -38,6 +38,18 @@ REQUIRED: tuple[tuple[tuple[str, str], ...], ...] = (
     (("torch._C", "_dispatch_tls_is_dispatch_key_excluded"),),
     (("torch._C", "_dispatch_tls_set_dispatch_key_excluded"),),
     (("torch._dynamo", "reset"),),
+    # the peak model and the peak-constrained solver (_peaks)
+    (("torch._functorch.config", "ban_recompute_reductions"),),
+    (("torch._functorch.partitioners", "choose_saved_values_set"),),
+    (("torch._functorch.partitioners", "solve_min_cut"),),
+    (("torch._functorch.partitioners", "MinCutOptions"),),
+    (("torch._functorch.partitioners", "OrderedSet"),),
+    (("torch._functorch.partitioners", "_extract_fwd_bwd_modules"),),
+    (("torch._functorch.partitioners", "reordering_to_mimic_autograd_engine"),),
+    (("torch._functorch.partitioners", "raise_getitems"),),
+    (("torch._functorch.partitioners", "is_sym_node"),),
+    (("torch._functorch.partitioners", "is_opaque_node"),),
+    (("torch._C", "_has_storage"),),
 )
 
 

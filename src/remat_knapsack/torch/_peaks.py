@@ -1,0 +1,577 @@
+"""The peak model: predicted peak bytes of one training step for a saved set, from the graphs themselves.
+
+The activation budget caps a proxy (the knapsack's normalised saved size). The
+physical peak of a step depends on where the partitioner puts the recomputation
+in the backward, on what lives across the forward/backward boundary, and on the
+gradients and temporaries. This module therefore never models a plan in the
+abstract: for a saved set it calls PyTorch's own partitioner pieces on the
+captured joint graph (``solve_min_cut`` for a plan, ``_extract_fwd_bwd_modules``,
+``reordering_to_mimic_autograd_engine``, ``raise_getitems``, as
+``min_cut_rematerialization_partition`` does), and runs a liveness pass over the
+forward and backward graphs it gets back, with sizes from each node's
+``meta['val']`` (fake tensors: views share a storage and cost nothing).
+
+The liveness pass follows how AOTAutograd runs the graphs with ``aot_eager``: a
+value is freed right after its last use; the forward's inputs (parameters,
+inputs) exist before the step; its outputs (the user's outputs and the tensors
+saved for backward) outlive it; the user's outputs live to the end of the step;
+the backward allocates its tangents when it starts, frees each saved tensor
+after its last use there, and its outputs (the gradients) live to the end of
+the step. Graph breaks give several graphs: their forwards run in order, their
+backwards in reverse order, on one timeline.
+
+:class:`Capture` holds one joint graph (captured during one compile by wrapping
+``choose_saved_values_set``); :func:`predict_peaks` compiles once and predicts
+every budget from the captures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import math
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch._functorch.config as _fconfig
+import torch._functorch.partitioners as _partitioners
+
+from ..sweep_report import check_budgets
+from . import _plugin as _rt
+
+__all__ = ["Capture", "GraphPeak", "PeakPrediction", "predict_peaks", "capture_graphs", "step_peak"]
+
+_cap_lock = threading.RLock()
+#: Lists told of every joint graph partitioned while they are registered.
+_capture_sinks: list[list[Capture]] = []
+#: How many holders need ``choose_saved_values_set`` wrapped.
+_cap_holds = 0
+
+
+@dataclass(frozen=True)
+class PeakPrediction:
+    """The peak model's answer for one budget.
+
+    Attributes
+    ----------
+    budget : float
+        ``activation_memory_budget``.
+    peak_bytes : int
+        Predicted peak of one training step (forward, then backward) above what
+        was allocated when it began, as :func:`~remat_knapsack.torch.sweep` measures it.
+    saved_bytes : int
+        Predicted bytes of the distinct storages saved for backward (parameters
+        and inputs the graphs save included, as ``sweep`` counts them).
+    """
+
+    budget: float
+    peak_bytes: int
+    saved_bytes: int
+
+
+@dataclass(frozen=True)
+class GraphPeak:
+    """One joint graph partitioned for one saved set, as the liveness pass sees it.
+
+    ``fw_events`` and ``bw_events`` are running-byte deltas in program order
+    (positive: allocation, negative: free); ``held`` the bytes the forward leaves
+    allocated (user outputs and saved tensors); ``saved_bytes`` the saved storages.
+    """
+
+    fw_events: tuple[int, ...]
+    bw_events: tuple[int, ...]
+    saved_bytes: int
+    recomputed: int  # forward ops that the backward runs again
+
+
+# ---------------------------------------------------------------------- liveness
+
+
+def _tensors(val: Any) -> list[torch.Tensor]:
+    if isinstance(val, torch.Tensor):
+        return [val]
+    if isinstance(val, (list, tuple)):
+        return [t for v in val for t in _tensors(v)]
+    return []
+
+
+def _storage(t: torch.Tensor) -> tuple[int, int] | None:
+    """(storage identity, bytes) of a fake or real tensor; None when it has none."""
+    try:
+        if not torch._C._has_storage(t):
+            return None
+        st = t.untyped_storage()
+        return st._cdata, int(st.nbytes())
+    except Exception:
+        try:
+            return id(t), int(t.numel() * t.element_size())
+        except Exception:
+            return None
+
+
+def _node_storages(node: Any) -> list[tuple[int, int]]:
+    out = []
+    for t in _tensors(node.meta.get("val")):
+        s = _storage(t)
+        if s is not None:
+            out.append(s)
+    return out
+
+
+def _liveness(
+    gm: Any, *, preexisting: set[int], fresh_inputs: set[int] | None, keep_outputs: set[int] | None
+) -> tuple[list[int], dict[int, int], set[int]]:
+    """Allocation deltas of running ``gm`` once, freeing each value after its last use.
+
+    ``preexisting``: storages allocated before (never counted, never freed here).
+    ``fresh_inputs``: placeholder storages allocated when the graph starts (tangents).
+    ``keep_outputs``: output positions whose storages outlive the graph (None: all).
+    Placeholders that are neither are live on entry and freed after their last use.
+    Returns (deltas, sizes of the storages still allocated at the end, storages
+    the graph freed that were live on entry).
+    """
+    nodes = list(gm.graph.nodes)
+    index = {n: i for i, n in enumerate(nodes)}
+    sizes: dict[int, int] = {}
+    last: dict[int, int] = {}
+    end = len(nodes) + 1
+    for n in nodes:
+        for key, nbytes in _node_storages(n):
+            sizes[key] = max(sizes.get(key, 0), nbytes)
+            use = max([index[n]] + [index[u] for u in n.users if u.op != "output"])
+            last[key] = max(last.get(key, -1), use)
+    output = next((n for n in reversed(nodes) if n.op == "output"), None)
+    outs = output.args[0] if output is not None else ()
+    outs = outs if isinstance(outs, (list, tuple)) else (outs,)
+    for pos, o in enumerate(outs):
+        if isinstance(o, torch.fx.Node) and (keep_outputs is None or pos in keep_outputs):
+            for key, _ in _node_storages(o):
+                last[key] = end
+    alive: dict[int, int] = {}
+    deltas: list[int] = []
+    entered: set[int] = set()
+    freed_inputs: set[int] = set()
+    frees_at: dict[int, list[int]] = {}
+    for key, i in last.items():
+        frees_at.setdefault(i, []).append(key)
+    for n in nodes:
+        if n.op == "placeholder":
+            for key, nbytes in _node_storages(n):
+                if key in preexisting or key in alive or key in entered:
+                    continue
+                if fresh_inputs is not None and key in fresh_inputs:
+                    alive[key] = nbytes
+                    deltas.append(nbytes)
+                else:
+                    entered.add(key)
+    for n in nodes:
+        i = index[n]
+        if n.op == "call_function":
+            for key, nbytes in _node_storages(n):
+                if key in alive or key in entered or key in preexisting:
+                    continue
+                alive[key] = nbytes
+                deltas.append(nbytes)
+        for key in frees_at.get(i, ()):
+            if key in alive:
+                deltas.append(-alive.pop(key))
+            elif key in entered:
+                entered.discard(key)
+                freed_inputs.add(key)
+                deltas.append(-sizes[key])
+    return deltas, alive, freed_inputs
+
+
+def _is_tangent(node: Any) -> bool:
+    return node.op == "placeholder" and "tangents" in node.name
+
+
+# ---------------------------------------------------------------------- capture
+
+
+def _find_partition_locals() -> dict[str, Any]:
+    """``min_cut_rematerialization_partition``'s locals, from the call stack (empty when not found)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_name == "min_cut_rematerialization_partition":
+            return frame.f_locals
+        frame = frame.f_back  # type: ignore[assignment]
+    return {}
+
+
+def _aggressive_options() -> Any:
+    """The min-cut options ``choose_saved_values_set`` turns a knapsack plan into a saved set with."""
+    return _partitioners.MinCutOptions(
+        ban_if_used_far_apart=False,
+        ban_if_long_fusible_chains=False,
+        ban_if_materialized_backward=False,
+        ban_if_not_in_allowlist=False,
+        ban_if_reduction=_fconfig.ban_recompute_reductions,
+    )
+
+
+@contextlib.contextmanager
+def _dispatch_allowed() -> Iterator[None]:
+    """Lift ``no_dispatch()`` (the FLOP counter needs the Python key) for the block."""
+    keys = [torch._C.DispatchKey.Python, torch._C.DispatchKey.PythonTLSSnapshot]
+    was = [torch._C._dispatch_tls_is_dispatch_key_excluded(k) for k in keys]
+    try:
+        for k in keys:
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, False)
+        yield
+    finally:
+        for k, w in zip(keys, was):
+            torch._C._dispatch_tls_set_dispatch_key_excluded(k, w)
+
+
+class Capture:
+    """One joint graph as the partitioner saw it, and the peak of any saved set on it.
+
+    Built while the partitioner runs (``choose_saved_values_set`` is wrapped while
+    :func:`capture_graphs` is open, and a peak-constrained
+    :class:`~remat_knapsack.torch.KnapsackSolver` builds one inside its call).
+    Partitioning it again for a saved set is graph work only (no compile).
+    """
+
+    def __init__(self, joint_graph: Any, node_info: Any, num_fwd_outputs: int | None = None,
+                 joint_module: Any = None) -> None:  # fmt: skip
+        self.joint_graph = joint_graph
+        self.node_info = node_info
+        self.joint_module = joint_module if joint_module is not None else joint_graph.owning_module
+        if num_fwd_outputs is None:
+            num_fwd_outputs = _partition_num_fwd_outputs(joint_graph)
+        self.num_fwd_outputs = int(num_fwd_outputs)
+        self._cache: dict[frozenset[str], GraphPeak] = {}
+        self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
+
+    # saved sets
+    def saved_for_budget(self, budget: float, solver: Any = None) -> list[Any]:
+        """The saved set the partitioner picks at ``budget`` with ``solver`` (ours, "auto", by default)."""
+        value = solver if solver is not None else _rt.KnapsackSolver("auto")
+        with _rt._wrapper_held(), _fconfig.patch(activation_memory_budget_solver=value), _dispatch_allowed():
+            with _bypass():
+                return list(_ORIGINAL["choose"](self.joint_graph, self.node_info, memory_budget=budget))
+
+    def saved_for_plan(self, candidates: Sequence[Any], recompute: Sequence[int]) -> list[Any]:
+        """The saved set when the knapsack lets ``candidates[i]`` (i in ``recompute``) be recomputed."""
+        key = frozenset(int(i) for i in recompute)
+        hit = self._plan_cache.get(key)
+        if hit is not None:
+            return hit[1]
+        dont_ban = _partitioners.OrderedSet(candidates[i] for i in sorted(key))
+        saved, _ = _partitioners.solve_min_cut(self.joint_graph, self.node_info, _aggressive_options(), dont_ban)
+        saved = list(saved)
+        self._plan_cache[key] = (frozenset(n.name for n in saved), saved)
+        return saved
+
+    # partition and liveness
+    def peak(self, saved_values: Sequence[Any]) -> GraphPeak:
+        """Partition the joint graph for ``saved_values`` and run the liveness pass over both halves."""
+        key = frozenset(n.name for n in saved_values)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._cache[key] = self._peak(list(saved_values))
+        return hit
+
+    def _peak(self, saved_values: list[Any]) -> GraphPeak:
+        is_sym = _partitioners.is_sym_node
+        saved_sym = [n for n in saved_values if is_sym(n)]
+        saved = [n for n in saved_values if not is_sym(n) and not _partitioners.is_opaque_node(n)]
+        opaque = [n for n in saved_values if _partitioners.is_opaque_node(n)]
+        fw, bw = _partitioners._extract_fwd_bwd_modules(
+            self.joint_module, saved, saved_sym_nodes=saved_sym, saved_opaque_nodes=opaque,
+            num_fwd_outputs=self.num_fwd_outputs,
+            static_lifetime_input_nodes=self.node_info.static_lifetime_input_nodes,
+        )  # fmt: skip
+        bw = _partitioners.reordering_to_mimic_autograd_engine(bw)
+        fw = _partitioners.raise_getitems(fw)
+        bw = _partitioners.raise_getitems(bw)
+        inputs = {k for n in fw.graph.nodes if n.op == "placeholder" for k, _ in _node_storages(n)}
+        fw_deltas, fw_alive, _ = _liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None)
+        out = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
+        fw_outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
+        n_saved = len(saved) + len(saved_sym) + len(opaque)
+        saved_nodes = fw_outs[len(fw_outs) - n_saved:] if n_saved else []
+        saved_keys: dict[int, int] = {}
+        for n in saved_nodes:
+            for k, b in _node_storages(n):
+                saved_keys[k] = b
+        tangents = {k for n in bw.graph.nodes if _is_tangent(n) for k, _ in _node_storages(n)}
+        # User outputs stay; saved tensors the forward allocated are live on entry to the
+        # backward (freed after their last use there); parameters and inputs pre-exist.
+        user_keys = set(fw_alive) - set(saved_keys)
+        bw_deltas, _, freed = _liveness(
+            bw, preexisting=inputs | user_keys, fresh_inputs=tangents, keep_outputs=None
+        )
+        # A saved tensor the backward never frees (unused there) goes when autograd releases the graph.
+        fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
+            n.name for n in bw.graph.nodes if n.op == "call_function"
+        }
+        return GraphPeak(
+            fw_events=tuple(fw_deltas),
+            bw_events=tuple(bw_deltas),
+            saved_bytes=sum(saved_keys.values()),
+            recomputed=len(fw_bw_recomputed),
+        )
+
+
+def _partition_num_fwd_outputs(joint_graph: Any) -> int:
+    """Forward outputs of a joint graph: all outputs but one gradient per primal input."""
+    placeholders = [n for n in joint_graph.nodes if n.op == "placeholder"]
+    primals = sum(1 for n in placeholders if "primals" in n.name)
+    out = next(n for n in reversed(joint_graph.nodes) if n.op == "output")
+    return len(out.args[0]) - primals
+
+
+def step_peak(graphs: Sequence[GraphPeak]) -> int:
+    """Peak of one step over several graphs: forwards in order, then backwards in reverse."""
+    running = peak = 0
+    for g in graphs:
+        for d in g.fw_events:
+            running += d
+            peak = max(peak, running)
+    for g in reversed(graphs):
+        for d in g.bw_events:
+            running += d
+            peak = max(peak, running)
+    return peak
+
+
+# ---------------------------------------------------------------------- wrapping choose_saved_values_set
+
+_ORIGINAL: dict[str, Any] = {}
+_bypass_local = threading.local()
+
+
+@contextlib.contextmanager
+def _bypass() -> Iterator[None]:
+    """Inside the block the wrapper calls through without capturing (our own nested calls)."""
+    depth = getattr(_bypass_local, "depth", 0)
+    _bypass_local.depth = depth + 1
+    try:
+        yield
+    finally:
+        _bypass_local.depth = depth
+
+
+def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -> Any:
+    if getattr(_bypass_local, "depth", 0) == 0:
+        with _cap_lock:
+            sinks = list(_capture_sinks)
+        if sinks:
+            loc = _find_partition_locals()
+            cap = Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+            for s in sinks:
+                s.append(cap)
+    return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+
+
+def _acquire_choose() -> None:
+    global _cap_holds
+    with _cap_lock:
+        if _partitioners.choose_saved_values_set is not _hooked_choose:
+            _ORIGINAL["choose"] = _partitioners.choose_saved_values_set
+            _partitioners.choose_saved_values_set = _hooked_choose
+        _cap_holds += 1
+
+
+def _release_choose() -> None:
+    global _cap_holds
+    with _cap_lock:
+        _cap_holds = max(0, _cap_holds - 1)
+        if _cap_holds == 0 and _partitioners.choose_saved_values_set is _hooked_choose:
+            _partitioners.choose_saved_values_set = _ORIGINAL["choose"]
+
+
+def _original_choose() -> Any:
+    with _cap_lock:
+        if _partitioners.choose_saved_values_set is _hooked_choose:
+            return _ORIGINAL["choose"]
+        return _partitioners.choose_saved_values_set
+
+
+@contextlib.contextmanager
+def capture_graphs() -> Iterator[list[Capture]]:
+    """Collect a :class:`Capture` of every joint graph partitioned inside the block."""
+    sink: list[Capture] = []
+    _acquire_choose()
+    with _cap_lock:
+        _capture_sinks.append(sink)
+    try:
+        yield sink
+    finally:
+        with _cap_lock:
+            _capture_sinks.remove(sink)
+        _release_choose()
+
+
+# ---------------------------------------------------------------------- predict_peaks
+
+
+def _compile_and_capture(model: Any, args: tuple, backend: Any) -> list[Capture]:
+    """Compile ``model`` once (forward only) and return its joint graphs."""
+    torch._dynamo.reset()
+    try:
+        with capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False, activation_memory_budget=1.0):
+            compiled = torch.compile(model, backend=backend)
+            compiled(*args)
+    finally:
+        torch._dynamo.reset()
+    if not caps:
+        raise ValueError(
+            "no joint graph was partitioned: the backend does not use min_cut_rematerialization_partition "
+            "(use aot_eager or inductor), or nothing requires grad"
+        )
+    return caps
+
+
+def predict_peaks(
+    model: Callable[..., Any],
+    args: Any,
+    budgets: Sequence[float],
+    *,
+    loss: Callable[[Any], Any] | None = None,
+    backend: Any = "aot_eager",
+) -> list[PeakPrediction]:
+    """Predicted peak and saved bytes of one training step at each budget, from one compile.
+
+    The model is compiled once (its forward run once, to capture the joint
+    graphs); each budget's saved set is what the partitioner picks with our
+    ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
+    shortcuts included), and its peak comes from the liveness pass over the
+    forward and backward graphs the partitioner extracts for it. Cost: one
+    compile plus a few graph passes per budget, against one compile per budget
+    for :func:`~remat_knapsack.torch.sweep`.
+
+    The model is the one ``aot_eager`` runs: ``inductor`` fuses and reorders,
+    which the model does not see (see ``docs/planning-for-bytes.md``).
+    ``loss`` is checked as :func:`sweep` checks it; the loss computed outside
+    the compiled model is small and not modelled.
+    """
+    from ._sweep import _check_model
+
+    budget_list = check_budgets(budgets)
+    args = args if isinstance(args, tuple) else (args,)
+    _check_model(model, args, loss)
+    caps = _compile_and_capture(model, args, backend)
+    out = []
+    for b in budget_list:
+        graphs = [c.peak(c.saved_for_budget(b)) for c in caps]
+        out.append(PeakPrediction(budget=b, peak_bytes=step_peak(graphs),
+                                  saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
+    return out
+
+
+# ---------------------------------------------------------------------- the peak-constrained search
+
+
+@dataclass(frozen=True)
+class PlanChoice:
+    """What :func:`search_plan` chose for one graph."""
+
+    recompute: tuple[int, ...]  # candidate indices the knapsack lets the min-cut recompute
+    value: float  # runtime saved: the runtimes of the candidates kept
+    peak_bytes: int  # the modelled peak of this graph's step
+    fits: bool  # peak_bytes <= the limit
+    exact: bool  # the search proved no plan saves more runtime within the limit
+    evaluated: int  # plans partitioned and run through the liveness pass
+    min_peak_bytes: int  # the smallest modelled peak among them
+    graph_peak: GraphPeak
+
+
+def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[float], memory: Sequence[float],
+                limit: int, *, max_plans: int = 48, frontier_points: int = 24) -> PlanChoice:  # fmt: skip
+    """The plan that keeps the most runtime among those whose modelled peak is within ``limit``.
+
+    A plan is a set of candidates the knapsack lets the min-cut recompute (the
+    rest stay banned), turned into a saved set by ``solve_min_cut`` exactly as
+    ``choose_saved_values_set`` does, and scored by :meth:`Capture.peak`.
+    First the plans every budget reaches (up to ``frontier_points`` breakpoints
+    of the exact runtime-memory frontier, plus "save all" and "recompute all")
+    give a lower bound; then plans are enumerated in descending runtime kept
+    (removal sets in ascending removed runtime, each generated once), and the
+    first one that fits is optimal. The enumeration stops there, at the lower
+    bound (optimal too), or after ``max_plans`` plans (``exact=False``: the best
+    plan found). Deterministic: same graph, same limit, same plan.
+    """
+    import heapq
+
+    from ..tradeoff._curve import frontier
+
+    n = len(candidates)
+    r = [max(0.0, float(x)) for x in runtimes]
+    total = math.fsum(r)
+    seen: dict[frozenset[int], tuple[int, GraphPeak]] = {}
+
+    def score(rec: frozenset[int]) -> tuple[int, GraphPeak]:
+        hit = seen.get(rec)
+        if hit is None:
+            g = cap.peak(cap.saved_for_plan(candidates, rec))
+            hit = seen[rec] = (step_peak([g]), g)
+        return hit
+
+    def value(rec: frozenset[int]) -> float:
+        return total - math.fsum(r[i] for i in rec)
+
+    best: tuple[float, frozenset[int]] | None = None
+
+    def consider(rec: frozenset[int]) -> bool:
+        nonlocal best
+        peak, _ = score(rec)
+        if peak <= limit:
+            v = value(rec)
+            if best is None or v > best[0] or (v == best[0] and peak < seen[best[1]][0]):
+                best = (v, rec)
+            return True
+        return False
+
+    everything = frozenset(range(n))
+    starts = [frozenset(), everything]
+    if n:
+        f = frontier(list(memory), r, None)
+        pts = f.memory
+        k = min(len(pts), frontier_points)
+        picks = sorted({round(j * (len(pts) - 1) / max(1, k - 1)) for j in range(k)}) if pts else []
+        for j in picks:
+            starts.append(everything - frozenset(f.selection(pts[j])))
+    for rec in starts:
+        consider(rec)
+
+    exact = True
+    order = sorted(range(n), key=lambda i: (r[i], i))
+    heap: list[tuple[float, int, tuple[int, ...]]] = [(r[order[0]], 0, (0,))] if n else []
+    budget = max_plans
+    while heap:
+        removed, last, pos = heapq.heappop(heap)
+        if best is not None and total - removed <= best[0]:
+            break  # nothing left can keep more runtime than the plan in hand
+        rec = frozenset(order[p] for p in pos)
+        if rec not in seen:
+            if budget <= 0:
+                exact = False
+                break
+            budget -= 1
+        if consider(rec):
+            break  # the first plan that fits, in descending runtime kept
+        if last + 1 < n:
+            nxt = r[order[last + 1]]
+            heapq.heappush(heap, (removed + nxt, last + 1, pos + (last + 1,)))
+            heapq.heappush(heap, (removed - r[order[last]] + nxt, last + 1, pos[:-1] + (last + 1,)))
+    min_rec = min(seen, key=lambda k: (seen[k][0], -value(k)))
+    min_peak = seen[min_rec][0]
+    if best is None:
+        chosen, fits = min_rec, False
+    else:
+        chosen, fits = best[1], True
+    peak, g = seen[chosen]
+    return PlanChoice(recompute=tuple(sorted(chosen)), value=value(chosen), peak_bytes=peak, fits=fits,
+                      exact=exact and fits, evaluated=len(seen), min_peak_bytes=min_peak,
+                      graph_peak=g)  # fmt: skip
+
+
+def _dataclass_dict(obj: Any) -> dict[str, Any]:
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if f.name != "graph_peak"}

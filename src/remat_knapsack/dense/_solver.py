@@ -40,7 +40,11 @@ Precision: both keep float64 rows whenever they fit in the memory allowed
 float32 rows, PyTorch's own precision, only when float64 ones do not fit but
 float32 ones do; ``Solution.stats["precision"]`` says which ("float64" or
 "float32"). Sums of integer runtimes are exact in float64 up to 2**53 and in
-float32 only up to 2**24. ``Solution.value`` is always re-summed in float64
+float32 only up to 2**24. Integer runtimes whose float64 sums may round (the
+total, divided by the largest power of two dividing them all, reaches 2**53:
+odd FLOP counts near 2**52 and up) are compared exactly: the rows' set is a
+lower bound for ``sparse._exact.exact_canonical``, which returns the exact
+optimum's canonical set (``stats["exact_values"]``). ``Solution.value`` is always re-summed in float64
 from the chosen items. The passes are memory-bound, so float64 rows cost about
 twice the time and the row memory of float32 ones.
 
@@ -61,6 +65,8 @@ from .._common._memory import check_memory
 from .._common._validate import Items
 from ..errors import SolverMemoryError
 from ..greedy import greedy_select
+from ..sparse._exact import beyond_exact, exact_canonical
+from ..sparse._states import max_states_within
 from . import _dense
 
 __all__ = ["dp_bytes", "hirschberg_bytes", "solve_dp", "solve_hirschberg"]
@@ -142,7 +148,8 @@ def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray,
     if items.weights.size:
         row = np.empty(c + 1, dtype=dtype)
         _dense.leaf(items.weights, items.values, c, row, sel, None, None, None, THREADS)
-    return np.flatnonzero(sel), {"peak_bytes": need, "precision": np.dtype(dtype).name}
+    stats = {"peak_bytes": need, "precision": np.dtype(dtype).name}
+    return _exact_values(items, np.flatnonzero(sel), memory_limit, detail, stats), stats
 
 
 def solve_hirschberg(
@@ -195,4 +202,16 @@ def solve_hirschberg(
             )
         )
     stats["peak_bytes"] = peak
-    return np.flatnonzero(sel), stats
+    return _exact_values(items, np.flatnonzero(sel), memory_limit, detail, stats), stats
+
+
+def _exact_values(items: Items, chosen: np.ndarray, memory_limit: int | None, detail: str,
+                  stats: dict[str, Any]) -> np.ndarray:
+    """``chosen``, or with integer runtimes whose sums float64 may round (see
+    "Precision"), the canonical set in exact integers from it
+    (``sparse._exact``)."""
+    if not beyond_exact(items.values):
+        return chosen
+    stats["exact_values"] = True
+    max_states = max_states_within(items.weights.size, memory_limit, detail)
+    return exact_canonical(items.weights, items.values, int(items.capacity), chosen, max_states, detail)

@@ -280,16 +280,28 @@ common power-of-two grid whose integer sum is below 2**53 (``_value_grid``):
 with G_i = v_i / 2**e0 (e0 the largest exponent shared by all runtimes) every
 subset sum is an integer below 2**53, exact in float64. This holds for
 integer runtimes (FLOP counts) whose total is below 2**53, for larger ones
-whose total divided by their common power-of-two factor is (2**52 + 8 d:
+whose total divided by their greatest common divisor is (2**52 + 8 d:
 total / 8 < 2**53), and for dyadic runtimes of a limited range (k / 2**m).
-Otherwise (say FLOP counts that are odd and total more than 2**53, or
-decimal runtimes such as 0.1 and 0.37 whose 53-bit mantissas on one grid
-need more than 53 bits) sums are float64 and values within
-min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
+
+Integer runtimes beyond that (odd FLOP counts whose total passes 2**53,
+counts up to 2**62 and beyond) are compared exactly too: the float64 run
+below gives a feasible set, and ``_exact.exact_canonical`` takes its exact
+value as a lower bound, fixes the items a Lagrangian bound in exact integers
+settles, and finds the optimum and dp_knapsack's canonical set among the
+rest by Pareto fronts of Python integers in index order, pruned by the same
+bound (``stats["exact_values"]``; its states count against the memory
+limit). ``dp``, ``hirschberg`` and ``frontier`` do the same for such runtimes.
+
+Other runtimes (decimal ones such as 0.1 and 0.37 whose 53-bit mantissas on
+one grid need more than 53 bits) are summed in float64, and values within
+tol = min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
 (``_value_tolerance``; n 2**-52 covers the rounding of any float64 subset
-sum): the optimum found is within that, plus one unit in the last place of
-the optimum (the threshold goal + tolerance is itself rounded), of the true
-one, and the tie rule applies among such near-ties.
+sum). The optimise run takes a new incumbent only tol above the last, and
+the canonical pass accepts a witness tol below the optimum it found, so the
+exact sum of the runtimes returned is within 2 tol + (2 n + 1) 2**-52 of the
+total of the optimum (the two tolerances, the rounding of both sums, and
+the rounding of the targets as items are kept): at most 4 n 2**-52 of the
+total. The tie rule applies among such near-ties.
 
 >>> from remat_knapsack import solve
 >>> s = solve([0.2, 0.3, 0.5], [2.0, 3.0, 4.0], 0.5, solver="sparse")
@@ -308,10 +320,12 @@ from typing import Any
 import numpy as np
 
 from .._common._fsum import fsum
+from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
 from . import _canonical, _core, _sparse
 from ._core import core, decided, worth_it
+from ._exact import exact_canonical, integer_values
 from ._lift import Lift, count_bound_at
 from ._lines import find_lines
 from ._order import descending
@@ -351,6 +365,16 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
         chosen, stats = solve_real(w, v, c, integral, tol, max_states, detail, _run)
     stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
     stats["integral"] = integral
+    if not integral and integer_values(items.values):
+        # Integer runtimes whose sums pass float64's exact range: the float64
+        # answer is a lower bound, the canonical set comes from exact integers.
+        if quantised:
+            g, cap = w.astype(np.int64), int(c)
+        else:
+            e = _grid_exponent(w)
+            g, cap = grid_integers(w, e), floor_grid(c, e)
+        chosen = exact_canonical(g, items.values, cap, chosen, max_states, detail)
+        stats["exact_values"] = True
     return chosen, stats
 
 

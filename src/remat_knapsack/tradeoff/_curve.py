@@ -13,9 +13,15 @@ integers below 2**125 (compiled ``_frontier``, GIL released, Ctrl-C
 honoured), in Python integers beyond (weights spanning more than about 2**70:
 some 40 times slower, 152 bytes per state). Values
 are float64 sums in index order: exact for integer runtimes whose positive
-sum is below 2**53; otherwise each is the float64 sum of its set's runtimes,
-within n ulps of the exact sum, and a set whose value differs from the best by
-less than that rounding may be taken for it.
+sum (divided by the largest power of two dividing them all) is below 2**53.
+Integer runtimes beyond that (odd FLOP counts whose total passes 2**53) are
+summed exactly in Python integers (``stats["pass"] == "python-exact"``,
+about 40 times slower) and each value is then rounded once, correctly, so
+``best(b)`` is the exact optimum rounded to float64; a point whose rounded
+value equals the one before it is dropped. Other runtimes: each value is the
+float64 sum of its set's runtimes, within n ulps of the exact sum, and a set
+whose value differs from the best by less than that rounding may be taken
+for it.
 
 Cost. Time O(n * S) and memory O(S + n), where S is the number of Pareto
 points (of the longest prefix), at most min(W + 1, 2**n) (W: the capacity in
@@ -50,6 +56,7 @@ from .._common._grid import floor_grid, grid_exponent, grid_integers, pareto_ste
 from .._common._memory import limit_bytes
 from .._common._validate import Problem, as_real, check_memory_limit, quantise_budget, validate
 from ..errors import SolverMemoryError
+from ..sparse._exact import beyond_exact
 from . import _frontier
 
 __all__ = ["Frontier", "frontier"]
@@ -92,6 +99,7 @@ class Frontier:
         ``peak_bytes`` (the pass's state buffers and per-item arrays),
         ``states`` (= ``len(f)``), ``seconds``, ``pass`` (``"int64"``,
         ``"int128"``: the compiled pass; ``"python"``: Python integers;
+        ``"python-exact"``: Python integers, values too;
         ``"none"``: no item to merge).
     """
 
@@ -292,6 +300,22 @@ def _limit_states(n: int, cap: int, memory_limit: int | None, state_bytes: int) 
 def _pareto(grid: Any, values: np.ndarray, cap: int, memory_limit: int | None) -> tuple[Any, np.ndarray, int, str]:
     """Pareto states (grid weights, values, peak bytes, which pass ran)."""
     n = len(values)
+    if beyond_exact(values):
+        # Integer runtimes whose float64 sums may round: the Python pass on
+        # exact integer values; each value then rounds once, correctly, and a
+        # point whose rounded value equals the one before it is dropped (the
+        # best value at every budget, rounded, is the same without it).
+        max_states, limit = _limit_states(n, cap, memory_limit, _PY_STATE_BYTES)
+        W, P = _pareto_python([int(g) for g in _as_list(grid)], [int(v) for v in values.tolist()], int(cap),
+                              max_states, limit)
+        Wk: list[int] = []
+        Pk: list[float] = []
+        for wq, pq in zip(W, P):
+            f = float(pq)
+            if not Pk or f > Pk[-1]:
+                Wk.append(wq)
+                Pk.append(f)
+        return Wk, np.asarray(Pk, dtype=np.float64), _ITEM_BYTES * n + _PY_STATE_BYTES * len(W), "python-exact"
     if isinstance(grid, np.ndarray) and cap < _INT64_CAP:
         max_states, limit = _limit_states(n, cap, memory_limit, int(_frontier.STATE_BYTES))
         try:
@@ -334,11 +358,12 @@ def _pareto128(
 
 
 def _pareto_python(
-    g: list[int], v: list[float], cap: int, max_states: int, limit: int
+    g: list[int], v: list[float] | list[int], cap: int, max_states: int, limit: int
 ) -> tuple[list[int], list[float]]:
     """The kernel's pass on Python integers (grid sums beyond int64). Same
-    merge and tie rule; slow, exact."""
-    W, P = [0], [0.0]
+    merge and tie rule; slow, exact. Integer values (``int``) are summed
+    exactly."""
+    W, P = [0], [0 if v and isinstance(v[0], int) else 0.0]
     for gi, vi in zip(g, v):
         nW, nP = pareto_step(W, P, gi, vi, cap)
         if len(nW) > max_states:

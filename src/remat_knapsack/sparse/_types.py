@@ -349,7 +349,8 @@ class _Grouped:
             for t in range(self.T):
                 if t == r or t in members or classes.get(t) or t in [x for x, *_ in self.near.values()]:
                     continue
-                k = round(self.V[t] / self.V[r]) if self.V[r] > 0 else 0
+                q = self.V[t] / self.V[r] if self.V[r] > 0 else 0.0
+                k = round(q) if q < 2.0**62 else 0  # runtimes 10^300 apart: inf, no multiple
                 delta = k * self.G[r] - self.G[t]
                 if k >= 2 and self.V[t] == k * self.V[r] and 0 < delta <= (k * self.G[r]) >> 30:
                     self.near[r] = (t, k, delta)

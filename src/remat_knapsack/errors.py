@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["SolverMemoryError", "UnsupportedTorchError"]
+__all__ = ["PeakLimitError", "SolverMemoryError", "UnsupportedTorchError"]
 
 
 class SolverMemoryError(MemoryError):
@@ -40,6 +40,36 @@ class UnsupportedTorchError(RuntimeError):
     Defined here, outside the torch subpackage, so that it can be caught
     without importing torch.
     """
+
+
+class PeakLimitError(ValueError):
+    """No plan keeps one training step's peak within the limit asked for.
+
+    Raised by :func:`remat_knapsack.torch.fit` when no plan's modelled peak
+    fits (or, after its corrections, no compiled plan's measured peak does).
+    Defined here, outside the torch subpackage, so that it can be caught
+    without importing torch.
+
+    Attributes
+    ----------
+    limit : int
+        The limit in bytes.
+    smallest : int
+        The smallest peak in bytes the peak model reaches among the plans
+        searched (or the smallest measured one, when ``measured`` is true).
+    measured : bool
+        Whether ``smallest`` was measured rather than modelled.
+    """
+
+    def __init__(self, limit: int, smallest: int, *, measured: bool = False) -> None:
+        self.limit = int(limit)
+        self.smallest = int(smallest)
+        self.measured = bool(measured)
+        what = "smallest measured peak of the plans compiled" if measured else "smallest peak the model reaches"
+        super().__init__(
+            f"no plan keeps the training step's peak within {_fmt(self.limit)} ({self.limit} bytes); "
+            f"the {what} is {_fmt(self.smallest)} ({self.smallest} bytes)"
+        )
 
 
 def _fmt(n: int) -> str:

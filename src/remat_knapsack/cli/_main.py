@@ -350,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     from ._sweep import add_parser as add_sweep_parser  # torch only when the command runs
 
     add_sweep_parser(sub)
+    from ._fit import add_parser as add_fit_parser  # torch only when the command runs
+
+    add_fit_parser(sub)
     return p
 
 

@@ -66,13 +66,16 @@ try:
 except ImportError as exc:  # exercised without torch, in a subprocess
     raise ImportError("remat_knapsack.torch needs PyTorch: pip install 'remat-knapsack[torch]'") from exc
 
-from ..errors import UnsupportedTorchError  # noqa: E402
+from ..errors import PeakLimitError, UnsupportedTorchError  # noqa: E402
 from ..sweep_report import BudgetPoint, SweepReport  # noqa: E402
 from ._symbols import MIN_TORCH, check  # noqa: E402
 
 check()  # an unsupported torch fails here, naming the first private name it lacks
 
+from ._fit import FitReport, fit  # noqa: E402
+from ._peaks import PeakPrediction, predict_peaks  # noqa: E402
 from ._plugin import (  # noqa: E402
+    PEAK_BUDGET,
     KnapsackSolver,
     SolveRecord,
     estimate_runtimes,
@@ -98,4 +101,10 @@ __all__ = [
     "BudgetPoint",
     "SweepReport",
     "sweep",
+    "PEAK_BUDGET",
+    "PeakLimitError",
+    "PeakPrediction",
+    "predict_peaks",
+    "FitReport",
+    "fit",
 ]

@@ -123,12 +123,12 @@ def _node_storages(node: Any) -> list[tuple[int, int]]:
 
 
 def _liveness(
-    gm: Any, *, preexisting: set[int], fresh_inputs: set[int] | None, keep_outputs: set[int] | None
+    gm: Any, *, preexisting: set[int], fresh_inputs: dict[int, int] | None, keep_outputs: set[int] | None
 ) -> tuple[list[int], dict[int, int], set[int]]:
     """Allocation deltas of running ``gm`` once, freeing each value after its last use.
 
     ``preexisting``: storages allocated before (never counted, never freed here).
-    ``fresh_inputs``: placeholder storages allocated when the graph starts (tangents).
+    ``fresh_inputs``: placeholder storages allocated when the graph starts (tangents), with their bytes.
     ``keep_outputs``: output positions whose storages outlive the graph (None: all).
     Placeholders that are neither are live on entry and freed after their last use.
     Returns (deltas, sizes of the storages still allocated at the end, storages
@@ -160,12 +160,12 @@ def _liveness(
         frees_at.setdefault(i, []).append(key)
     for n in nodes:
         if n.op == "placeholder":
-            for key, nbytes in _node_storages(n):
+            for key, _nbytes in _node_storages(n):
                 if key in preexisting or key in alive or key in entered:
                     continue
                 if fresh_inputs is not None and key in fresh_inputs:
-                    alive[key] = nbytes
-                    deltas.append(nbytes)
+                    alive[key] = sizes[key] = fresh_inputs[key]
+                    deltas.append(fresh_inputs[key])
                 else:
                     entered.add(key)
     for n in nodes:
@@ -245,6 +245,9 @@ class Capture:
         if num_fwd_outputs is None:
             num_fwd_outputs = _partition_num_fwd_outputs(joint_graph)
         self.num_fwd_outputs = int(num_fwd_outputs)
+        #: Bytes of the gradient the autograd engine hands each tangent, in order
+        #: (:func:`output_grad_bytes`); None: each tangent's own size.
+        self.tangent_bytes: list[int] | None = None
         self._cache: dict[frozenset[str], GraphPeak] = {}
         self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
 
@@ -300,7 +303,14 @@ class Capture:
         for n in saved_nodes:
             for k, b in _node_storages(n):
                 saved_keys[k] = b
-        tangents = {k for n in bw.graph.nodes if _is_tangent(n) for k, _ in _node_storages(n)}
+        tangent_nodes = [n for n in bw.graph.nodes if _is_tangent(n)]
+        given = self.tangent_bytes
+        if given is not None and len(given) != len(tangent_nodes):
+            given = None
+        tangents: dict[int, int] = {}
+        for i, n in enumerate(tangent_nodes):
+            for k, b in _node_storages(n):
+                tangents[k] = b if given is None else min(b, given[i])
         # User outputs stay; saved tensors the forward allocated are live on entry to the
         # backward (freed after their last use there); parameters and inputs pre-exist.
         user_keys = set(fw_alive) - set(saved_keys)
@@ -412,6 +422,30 @@ def capture_graphs() -> Iterator[list[Capture]]:
 # ---------------------------------------------------------------------- predict_peaks
 
 
+def output_grad_bytes(model: Any, args: tuple, loss_fn: Callable[[Any], Any]) -> list[int]:
+    """Bytes of the gradient the autograd engine hands each output of ``model(*args)`` that needs one.
+
+    The loss runs outside the compiled graph, so its backward decides what the
+    graph's tangents cost: ``out.sum()`` hands an expanded scalar (4 bytes),
+    ``cross_entropy(logits, y)`` a full-size gradient. Found eagerly with
+    ``torch.autograd.grad`` on the outputs (no parameter's ``.grad`` changes).
+    """
+    from torch.utils._pytree import tree_flatten
+
+    out = model(*args)
+    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    value = loss_fn(out)
+    grads = torch.autograd.grad(value, leaves, allow_unused=True)
+    sizes = []
+    for t, g in zip(leaves, grads):
+        if g is None:  # AOTAutograd materialises a missing gradient as zeros
+            sizes.append(int(t.numel() * t.element_size()))
+        else:
+            s = _storage(g)
+            sizes.append(s[1] if s is not None else 0)
+    return sizes
+
+
 def _compile_and_capture(model: Any, args: tuple, backend: Any) -> list[Capture]:
     """Compile ``model`` once (forward only) and return its joint graphs."""
     torch._dynamo.reset()
@@ -456,8 +490,11 @@ def predict_peaks(
 
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)
-    _check_model(model, args, loss)
+    loss_fn = _check_model(model, args, loss)
+    tangent_bytes = output_grad_bytes(model, args, loss_fn)
     caps = _compile_and_capture(model, args, backend)
+    if len(caps) == 1:
+        caps[0].tangent_bytes = tangent_bytes
     out = []
     for b in budget_list:
         graphs = [c.peak(c.saved_for_budget(b)) for c in caps]

@@ -289,6 +289,8 @@ class KnapsackSolver(_HOOK):
         self.options = dict(options)
         self.history: list[SolveRecord] = []
         self._graph_peaks: list[Any] = []  # with max_peak_bytes: each graph's GraphPeak, in call order
+        #: What the engine hands each tangent (``_peaks.output_grad_bytes``); set by ``fit``, None: their sizes.
+        self._tangent_bytes: list[int] | None = None
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
         if budget is not None:  # keeps the key of budget=None plans unchanged
             key["budget"] = budget
@@ -368,6 +370,7 @@ class KnapsackSolver(_HOOK):
 
         loc = _peaks._find_partition_locals()
         cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+        cap.tangent_bytes = self._tangent_bytes
         start = time.perf_counter()
         with _peaks._dispatch_allowed():
             choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes, max_plans=self.max_plans)

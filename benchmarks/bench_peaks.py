@@ -1,0 +1,217 @@
+"""Peak model and ``fit`` against the budget sweep: predicted vs measured peaks, and fit vs the sweep.
+
+    pip install 'remat-knapsack[torch,models]'
+    python benchmarks/bench_peaks.py                       # every model, aot_eager and inductor
+    python benchmarks/bench_peaks.py --models mixer --backends aot_eager
+
+For each model: ``sweep`` over the budgets (one compile each) and
+``predict_peaks`` over the same budgets (one compile), then ``fit`` at two
+limits between the smallest and largest swept peak and at one limit below the
+smallest swept peak. Rows go to benchmarks/results/peaks.csv (rewritten; with
+``--models`` or ``--backends`` the other rows already there are kept).
+
+Models: ``llama`` (examples/sweep_llama.py, needs transformers), ``cnn``
+(examples/sweep_cnn.py), and two written here that the peak model was never
+tuned on: ``mixer`` (an MLP-mixer on 8 x 8 patches) and ``convattn`` (a conv stem
+and two attention blocks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "benchmarks" / "results" / "peaks.csv"
+BUDGETS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0]
+FIELDS = ["model", "backend", "kind", "budget", "limit_bytes", "peak_bytes", "predicted_peak_bytes",
+          "error_pct", "saved_bytes", "predicted_saved_bytes", "step_ms", "compiles", "seconds", "note"]  # fmt: skip
+
+
+def _example(name: str):
+    spec = importlib.util.spec_from_file_location(f"_bench_{name}", ROOT / "examples" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+class MixerBlock(torch.nn.Module):
+    def __init__(self, tokens: int, dim: int) -> None:
+        super().__init__()
+        self.n1 = torch.nn.LayerNorm(dim)
+        self.tok = torch.nn.Sequential(torch.nn.Linear(tokens, 2 * tokens), torch.nn.GELU(),
+                                       torch.nn.Linear(2 * tokens, tokens))  # fmt: skip
+        self.n2 = torch.nn.LayerNorm(dim)
+        self.ch = torch.nn.Sequential(torch.nn.Linear(dim, 4 * dim), torch.nn.GELU(), torch.nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x = x + self.tok(self.n1(x).transpose(1, 2)).transpose(1, 2)
+        return x + self.ch(self.n2(x))
+
+
+class Mixer(torch.nn.Module):
+    def __init__(self, blocks: int = 4, dim: int = 128, patch: int = 8, size: int = 64, classes: int = 10) -> None:
+        super().__init__()
+        self.patch = patch
+        tokens = (size // patch) ** 2
+        self.embed = torch.nn.Linear(3 * patch * patch, dim)
+        self.blocks = torch.nn.ModuleList([MixerBlock(tokens, dim) for _ in range(blocks)])
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        b, p = x.shape[0], self.patch
+        x = x.unfold(2, p, p).unfold(3, p, p).permute(0, 2, 3, 1, 4, 5).reshape(b, -1, 3 * p * p)
+        x = self.embed(x)
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(x.mean(1))
+
+
+def make_mixer():
+    torch.manual_seed(0)
+    x = torch.randn(32, 3, 64, 64)
+    labels = torch.randint(0, 10, (32,))
+    return Mixer(), (x,), lambda out: F.cross_entropy(out, labels)
+
+
+class ConvAttn(torch.nn.Module):
+    def __init__(self, dim: int = 96, heads: int = 4, blocks: int = 2, classes: int = 10) -> None:
+        super().__init__()
+        self.stem = torch.nn.Sequential(
+            torch.nn.Conv2d(3, dim // 2, 3, padding=1), torch.nn.BatchNorm2d(dim // 2), torch.nn.SiLU(),
+            torch.nn.Conv2d(dim // 2, dim, 3, stride=2, padding=1), torch.nn.BatchNorm2d(dim), torch.nn.SiLU(),
+        )  # fmt: skip
+        self.attn = torch.nn.ModuleList([torch.nn.MultiheadAttention(dim, heads, batch_first=True)
+                                         for _ in range(blocks)])  # fmt: skip
+        self.norms = torch.nn.ModuleList([torch.nn.LayerNorm(dim) for _ in range(2 * blocks)])
+        self.mlps = torch.nn.ModuleList([torch.nn.Sequential(torch.nn.Linear(dim, 2 * dim), torch.nn.GELU(),
+                                                             torch.nn.Linear(2 * dim, dim))
+                                         for _ in range(blocks)])  # fmt: skip
+        self.head = torch.nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.stem(x).flatten(2).transpose(1, 2)
+        for i, (attn, mlp) in enumerate(zip(self.attn, self.mlps)):
+            h = self.norms[2 * i](x)
+            x = x + attn(h, h, h, need_weights=False)[0]
+            x = x + mlp(self.norms[2 * i + 1](x))
+        return self.head(x.mean(1))
+
+
+def make_convattn():
+    torch.manual_seed(0)
+    x = torch.randn(16, 3, 32, 32)
+    labels = torch.randint(0, 10, (16,))
+    return ConvAttn(), (x,), lambda out: F.cross_entropy(out, labels)
+
+
+def make(name: str):
+    if name == "llama":
+        made = _example("sweep_llama").make()
+    elif name == "cnn":
+        made = _example("sweep_cnn").make()
+    elif name == "mixer":
+        made = make_mixer()
+    elif name == "convattn":
+        made = make_convattn()
+    else:
+        raise SystemExit(f"unknown model {name!r}")
+    return made[0], made[1], (made[2] if len(made) == 3 else None)
+
+
+def _pct(pred, meas):
+    return round(100.0 * (pred - meas) / meas, 1) if meas else ""
+
+
+def run(name: str, backend: str, repeats: int, do_fit: bool) -> list[dict]:
+    from remat_knapsack.errors import PeakLimitError
+    from remat_knapsack.torch import fit, predict_peaks, sweep
+
+    model, args, loss = make(name)
+    rows: list[dict] = []
+    t0 = time.perf_counter()
+    preds = predict_peaks(model, args, BUDGETS, loss=loss, backend=backend)
+    t_pred = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    report = sweep(model, args, budgets=BUDGETS, loss=loss, backend=backend, repeats=repeats, progress=False)
+    t_sweep = time.perf_counter() - t0
+    print(f"{name} {backend}: predict_peaks {t_pred:.1f} s, sweep {t_sweep:.1f} s", flush=True)
+    ok = []
+    for p, m in zip(preds, report.points):
+        row = {"model": name, "backend": backend, "kind": "budget", "budget": m.budget,
+               "predicted_peak_bytes": p.peak_bytes, "predicted_saved_bytes": p.saved_bytes}  # fmt: skip
+        if m.error is None:
+            ok.append(m)
+            row.update(peak_bytes=m.peak_bytes, saved_bytes=m.saved_bytes, step_ms=round(m.step_seconds * 1e3, 2),
+                       error_pct=_pct(p.peak_bytes, m.peak_bytes), compiles=1)  # fmt: skip
+        else:
+            row["note"] = m.error[:200]
+        rows.append(row)
+        print(row, flush=True)
+    rows.append({"model": name, "backend": backend, "kind": "timing", "seconds": round(t_pred, 1),
+                 "note": f"predict_peaks over {len(BUDGETS)} budgets; sweep took {t_sweep:.1f} s"})  # fmt: skip
+    if not do_fit or not ok:
+        return rows
+    lo = min(m.peak_bytes for m in ok)
+    hi = max(m.peak_bytes for m in ok)
+    limits = [("fit-mid", int(lo + 0.5 * (hi - lo))), ("fit-low", int(lo + 0.15 * (hi - lo))),
+              ("fit-below", int(0.9 * lo))]  # fmt: skip
+    for kind, limit in limits:
+        fits = [m for m in ok if m.peak_bytes <= limit]
+        best = min(fits, key=lambda m: m.step_seconds) if fits else None
+        note = (f"fastest swept within: budget {best.budget:g}, peak {best.peak_bytes}, "
+                f"step {best.step_seconds * 1e3:.2f} ms") if best else "no swept budget fits"  # fmt: skip
+        t0 = time.perf_counter()
+        try:
+            r = fit(model, args, limit, loss=loss, backend=backend, repeats=repeats)
+        except PeakLimitError as e:
+            rows.append({"model": name, "backend": backend, "kind": kind, "limit_bytes": limit,
+                         "seconds": round(time.perf_counter() - t0, 1),
+                         "note": f"PeakLimitError: smallest {'measured' if e.measured else 'modelled'} "
+                                 f"{e.smallest}; {note}"})  # fmt: skip
+            print(rows[-1], flush=True)
+            continue
+        rows.append({"model": name, "backend": backend, "kind": kind, "limit_bytes": limit,
+                     "peak_bytes": r.peak_bytes, "predicted_peak_bytes": r.predicted_peak_bytes,
+                     "error_pct": _pct(r.predicted_peak_bytes, r.peak_bytes) if r.predicted_peak_bytes else "",
+                     "saved_bytes": r.saved_bytes, "step_ms": round(r.step_seconds * 1e3, 2),
+                     "compiles": r.compiles, "seconds": round(time.perf_counter() - t0, 1),
+                     "note": f"{note}; peak/limit {r.peak_bytes / limit:.3f}"})  # fmt: skip
+        print(rows[-1], flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn"])
+    ap.add_argument("--backends", nargs="+", default=["aot_eager", "inductor"])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--no-fit-inductor", action="store_true", default=True,
+                    help="fit only with aot_eager (the target); inductor gets predicted vs measured")  # fmt: skip
+    ap.add_argument("--out", default=str(OUT))
+    a = ap.parse_args()
+    out = Path(a.out)
+    kept = []
+    if out.exists() and (a.models != ap.get_default("models") or a.backends != ap.get_default("backends")):
+        with open(out, newline="") as f:
+            kept = [r for r in csv.DictReader(f) if not (r["model"] in a.models and r["backend"] in a.backends)]
+    rows = []
+    for backend in a.backends:
+        for name in a.models:
+            rows += run(name, backend, a.repeats, do_fit=(backend == "aot_eager" or not a.no_fit_inductor))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with open(out, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=FIELDS)
+                w.writeheader()
+                w.writerows(kept + rows)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""``remat-knapsack fit MODULE:FUNCTION --max-peak 2GiB``: the fastest plan within a peak, from the command line.
+
+``FUNCTION`` is loaded as ``sweep`` loads it (it returns ``(model, args)`` or
+``(model, args, loss)``). The command runs :func:`remat_knapsack.torch.fit`,
+prints the report and writes it as JSON (``--out``, default ``fit.json``).
+Exit 0 when a plan fits, 3 when none does (``PeakLimitError``), 2 on bad
+input, 1 without torch. Only the parser is built at import.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ._errors import EXIT_FAIL, EXIT_OK, CliError
+from ._sweep import _load_target, _repeats_arg, _size_arg
+
+__all__ = ["add_parser", "cmd_fit", "EXIT_NO_FIT"]
+
+#: Exit status when no plan keeps the peak within the limit.
+EXIT_NO_FIT = 3
+
+
+def _limit_arg(text: str) -> int:
+    n = _size_arg(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"--max-peak must be at least 1 byte, got {text!r}")
+    return n
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``fit`` on the CLI's subparsers."""
+    s = sub.add_parser("fit", help="the fastest activation-checkpointing plan whose training step fits in --max-peak")
+    s.add_argument("target", metavar="MODULE:FUNCTION",
+                   help="FUNCTION() returns (model, args) or (model, args, loss); MODULE: a .py file too")  # fmt: skip
+    s.add_argument("--max-peak", type=_limit_arg, required=True, metavar="BYTES|MiB|GiB",
+                   help="peak of one training step (forward and backward) above its start")  # fmt: skip
+    s.add_argument("--backend", default="aot_eager", help="torch.compile backend (default aot_eager)")
+    s.add_argument("--repeats", type=_repeats_arg, default=5, metavar="N", help="timed steps (default 5)")
+    s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
+    s.set_defaults(func=cmd_fit)
+    return s
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    """Run fit; exit 0, 1 (torch missing), 2 (bad target or input) or 3 (no plan fits)."""
+    try:
+        from ..torch import PeakLimitError, fit
+    except ImportError as e:
+        raise CliError(f"fit needs PyTorch: {e}", EXIT_FAIL) from None
+    made = _load_target(args.target)
+    model, inputs = made[0], made[1]
+    loss = made[2] if len(made) == 3 else None
+    try:
+        report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats)
+    except PeakLimitError as e:
+        raise CliError(str(e), EXIT_NO_FIT) from None
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    report.to_json(out)
+    print(report.summary())
+    for i, a in enumerate(report.attempts, 1):
+        pred = a["predicted_peak_bytes"]
+        pred_text = "n/a" if pred is None else f"{pred / 2**20:.1f} MiB"
+        print(f"  compile {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, "
+              f"measured {a['peak_bytes'] / 2**20:.1f} MiB, step {a['step_seconds'] * 1e3:.1f} ms")  # fmt: skip
+    print(f"use it: with remat_knapsack.torch.use_solver({report.solver!r}): ...")
+    print(f"wrote {out}")
+    return EXIT_OK

@@ -1,0 +1,251 @@
+"""``fit``: the fastest plan whose training step fits in a number of bytes, from one compile.
+
+:func:`fit` compiles the model with a peak-constrained
+:class:`~remat_knapsack.torch.KnapsackSolver` (``max_peak_bytes``), which plans
+each joint graph with the peak model while the partitioner runs. It then
+measures one step as :func:`~remat_knapsack.torch.sweep` does. When the
+measured peak is above the limit it aims lower, by the ratio of measured to
+modelled peak, and compiles again: at most three compiles in all.
+
+>>> from remat_knapsack.torch import fit, use_solver                 # doctest: +SKIP
+>>> report = fit(model, (x,), 64 << 20)                               # doctest: +SKIP
+>>> report.peak_bytes <= 64 << 20, report.compiles                    # doctest: +SKIP
+(True, 1)
+>>> with use_solver(report.solver):                                   # doctest: +SKIP
+...     compiled = torch.compile(model, backend="aot_eager")          # the same plan
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch._functorch.config as _fconfig
+
+from ..errors import PeakLimitError
+from . import _peaks
+from . import _plugin as _rt
+from ._sweep import _check_model, _device, _sync, _zero_grad, profile_peak_bytes, saved_tensor_bytes
+
+__all__ = ["FitReport", "fit", "MAX_COMPILES"]
+
+#: Compiles :func:`fit` may spend (the first plan and up to two corrections).
+MAX_COMPILES = 3
+
+
+@dataclass
+class FitReport:
+    """What :func:`fit` chose and measured.
+
+    Attributes
+    ----------
+    max_peak_bytes : int
+        The limit asked for.
+    peak_bytes : int
+        Measured peak of one training step above its start (as ``sweep`` measures it).
+    step_seconds : float
+        Median wall time of ``repeats`` steps.
+    saved_bytes : int
+        Measured bytes saved for backward.
+    predicted_peak_bytes : int or None
+        The peak model's prediction for the compiled plan.
+    compiles : int
+        How many times ``fit`` compiled (1 to 3).
+    solver : KnapsackSolver
+        ``with use_solver(report.solver):`` compiles the same plan.
+    attempts : list of dict
+        Each compile's target, predicted and measured peak, in order.
+    """
+
+    max_peak_bytes: int
+    peak_bytes: int
+    step_seconds: float
+    saved_bytes: int
+    predicted_peak_bytes: int | None
+    compiles: int
+    solver: Any = field(repr=False)
+    backend: str = "aot_eager"
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: every field, the solver as its repr and its ``max_peak_bytes``."""
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        d["solver"] = repr(self.solver)
+        d["solver_max_peak_bytes"] = getattr(self.solver, "max_peak_bytes", None)
+        return d
+
+    def to_json(self, path: Any = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2, allow_nan=False)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        return text
+
+    def summary(self) -> str:
+        MiB = 2**20
+        pred = "n/a" if self.predicted_peak_bytes is None else f"{self.predicted_peak_bytes / MiB:.1f} MiB"
+        return (
+            f"limit {self.max_peak_bytes / MiB:.1f} MiB: peak {self.peak_bytes / MiB:.1f} MiB "
+            f"(predicted {pred}), step {self.step_seconds * 1e3:.1f} ms, saved {self.saved_bytes / MiB:.1f} MiB, "
+            f"{self.compiles} compile(s), {self.solver!r}"
+        )
+
+
+def _check_repeats(repeats: Any) -> int:
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    return repeats
+
+
+def fit(
+    model: Callable[..., Any],
+    args: Any,
+    max_peak_bytes: int,
+    *,
+    loss: Callable[[Any], Any] | None = None,
+    backend: Any = "aot_eager",
+    repeats: int = 5,
+) -> FitReport:
+    """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
+
+    Plans with the peak model inside the compile (a :class:`KnapsackSolver`
+    with ``max_peak_bytes``), compiles, and measures the step as :func:`sweep`
+    does (peak, saved bytes, median of ``repeats`` steps). If the measured peak
+    is above the limit, it compiles again aiming at ``target * limit /
+    measured``, at most :data:`MAX_COMPILES` compiles in all, and returns the
+    fastest compiled plan within the limit.
+
+    Raises
+    ------
+    ValueError
+        Before anything compiles: a limit that is not a number of bytes > 0
+        (0, negative, NaN, inf, a string), ``repeats`` < 1, a model or loss
+        that does not run.
+    PeakLimitError
+        No plan's modelled peak fits the limit (it names the smallest the model
+        reaches), or no compiled plan's measured peak fits it.
+    """
+    limit = _rt.check_peak_limit(max_peak_bytes)
+    repeats = _check_repeats(repeats)
+    args = args if isinstance(args, tuple) else (args,)
+    loss_fn = _check_model(model, args, loss)
+    device = _device(model, args)
+    tangent_bytes = _peaks.output_grad_bytes(model, args, loss_fn)
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+
+    target = limit
+    attempts: list[dict[str, Any]] = []
+    tried: list[tuple[dict[str, Any], Any]] = []
+    smallest_model: int | None = None
+    compiles = 0
+    try:
+        for _ in range(MAX_COMPILES):
+            solver = _rt.KnapsackSolver("auto", max_peak_bytes=target)
+            solver._tangent_bytes = tangent_bytes
+            result = _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
+            compiles += 1
+            attempts.append(result)
+            tried.append((result, solver))
+            if smallest_model is None and result["min_modelled_peak_bytes"] is not None:
+                smallest_model = result["min_modelled_peak_bytes"]
+            if not result["plan_fits"]:
+                if len(attempts) == 1:
+                    raise PeakLimitError(limit, result["min_modelled_peak_bytes"] or 0)
+                attempts.pop()
+                tried.pop()
+                break
+            if result["peak_bytes"] <= limit:
+                break
+            predicted = result["predicted_peak_bytes"]
+            if not predicted or not result["plan_fits"]:
+                break
+            # The model was off by measured/predicted on this plan: aim that much lower.
+            nxt = int(math.floor(target * limit / result["peak_bytes"]))
+            if nxt >= target:
+                nxt = target - 1
+            if smallest_model is not None and nxt < smallest_model:
+                nxt = smallest_model
+                if nxt >= target:
+                    break
+            target = nxt
+    finally:
+        torch._dynamo.reset()
+    fitting = [(r, s) for r, s in tried if r["peak_bytes"] <= limit]
+    if not fitting:
+        raise PeakLimitError(limit, min(r["peak_bytes"] for r in attempts), measured=True)
+    best, solver = min(fitting, key=lambda rs: rs[0]["step_seconds"])
+    return FitReport(
+        max_peak_bytes=limit,
+        peak_bytes=best["peak_bytes"],
+        step_seconds=best["step_seconds"],
+        saved_bytes=best["saved_bytes"],
+        predicted_peak_bytes=best["predicted_peak_bytes"],
+        compiles=compiles,
+        solver=_rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes),
+        backend=name,
+        attempts=attempts,
+    )
+
+
+def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device) -> dict[str, Any]:
+    """One compile with ``solver`` and one measurement, as ``sweep`` measures a budget."""
+    torch._dynamo.reset()
+    with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False), _rt.use_solver(solver):
+        compiled = torch.compile(model, backend=backend)
+
+        def step() -> None:
+            out = compiled(*args)
+            loss_fn(out).backward()
+
+        try:
+            _zero_grad(model, args)
+            step()  # compiles: the solver plans here
+            if any(r.fits is False for r in solver.history):  # no plan's modelled peak fits: no measurement
+                mins = [r.min_peak_bytes for r in solver.history if r.min_peak_bytes is not None]
+                return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
+                        "min_modelled_peak_bytes": max(mins) if mins else None}  # fmt: skip
+            _zero_grad(model, args)
+            saved = saved_tensor_bytes(step)
+            _zero_grad(model, args)
+            peak = profile_peak_bytes(step, device)
+            times = []
+            for _ in range(repeats):
+                _zero_grad(model, args)
+                _sync(device)
+                t0 = time.perf_counter()
+                step()
+                _sync(device)
+                times.append(time.perf_counter() - t0)
+        finally:
+            _zero_grad(model, args)
+    records = solver.history
+    if records and len(solver._graph_peaks) == len(caps):
+        predicted = _peaks.step_peak(solver._graph_peaks)
+    elif caps:  # a graph the solver never saw (no candidate, or a min-cut already fits): model what ran
+        graphs = []
+        for c in caps:
+            again = _rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes, max_plans=solver.max_plans)
+            again._tangent_bytes = c.tangent_bytes = solver._tangent_bytes if len(caps) == 1 else None
+            graphs.append(c.peak(c.saved_for_budget(_rt.PEAK_BUDGET, solver=again)))
+        predicted = _peaks.step_peak(graphs)
+    else:
+        predicted = None
+    fits = all(r.fits for r in records) if records else True
+    mins = [r.min_peak_bytes for r in records if r.min_peak_bytes is not None]
+    return {
+        "target_bytes": solver.max_peak_bytes,
+        "predicted_peak_bytes": predicted,
+        "peak_bytes": int(peak),
+        "step_seconds": statistics.median(times),
+        "saved_bytes": int(saved),
+        "plan_fits": fits,
+        "min_modelled_peak_bytes": max(mins) if mins else None,
+        "graphs": len(caps),
+        "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
+    }

@@ -1,0 +1,160 @@
+"""The peak model and the peak-constrained solver, on tiny MLPs under aot_eager.
+
+One module fixture compiles a 3-block residual MLP once and captures its joint
+graph; the peak model is checked against torch.profiler's allocation trace of
+the compiled step, and the constrained search against brute force over every
+plan of the graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-knapsack[torch]')")
+
+from remat_knapsack.errors import PeakLimitError  # noqa: E402
+
+MiB = 1 << 20
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.a = torch.nn.Linear(d, 2 * d)
+        self.b = torch.nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        return x + self.b(torch.nn.functional.gelu(self.a(x)))
+
+
+def _mlp(blocks: int = 3, d: int = 32, rows: int = 1024):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(*[Block(d) for _ in range(blocks)]), (torch.randn(rows, d),)
+
+
+def _measured_peak(model, args, budget):
+    import torch._functorch.config as fconfig
+
+    from remat_knapsack.torch._sweep import profile_peak_bytes
+
+    torch._dynamo.reset()
+    with fconfig.patch(activation_memory_budget=budget, enable_autograd_cache=False,
+                       activation_memory_budget_solver="dp"):  # fmt: skip
+        compiled = torch.compile(model, backend="aot_eager")
+
+        def step():
+            compiled(*args).sum().backward()
+
+        step()
+        model.zero_grad(set_to_none=True)
+        peak = profile_peak_bytes(step)
+        model.zero_grad(set_to_none=True)
+    torch._dynamo.reset()
+    return peak
+
+
+@pytest.fixture(scope="module")
+def captured():
+    from remat_knapsack.torch._peaks import _compile_and_capture
+
+    model, args = _mlp()
+    caps = _compile_and_capture(model, args, "aot_eager")
+    return model, args, caps
+
+
+def test_predicted_peaks_match_the_profilers_trace(captured):
+    from remat_knapsack.torch import predict_peaks
+
+    model, args, _ = captured
+    budgets = [0.0, 0.3, 1.0]
+    preds = predict_peaks(model, args, budgets)
+    assert [p.budget for p in preds] == budgets
+    for p in preds:
+        measured = _measured_peak(model, args, p.budget)
+        assert p.peak_bytes > 0 and p.saved_bytes > 0
+        assert abs(p.peak_bytes - measured) <= 0.05 * measured, (p, measured)
+    # saving everything needs more saved bytes than saving nothing but the inputs
+    assert preds[0].saved_bytes < preds[-1].saved_bytes
+
+
+def _candidates(cap):
+    """The knapsack's candidates for a captured graph, as choose_saved_values_set hands them over."""
+    from remat_knapsack.torch import KnapsackSolver
+
+    seen = {}
+
+    class Grab(KnapsackSolver):
+        def __call__(self, memory, joint_graph, max_memory, node_info, nodes):
+            seen["nodes"], seen["memory"] = list(nodes), list(memory)
+            seen["runtimes"] = self._runtimes(memory, joint_graph, nodes)[0]
+            return super().__call__(memory, joint_graph, max_memory, node_info, nodes)
+
+    cap.saved_for_budget(0.5, solver=Grab())
+    return seen["nodes"], seen["memory"], seen["runtimes"]
+
+
+def test_constrained_search_matches_brute_force(captured):
+    from remat_knapsack.torch._peaks import search_plan, step_peak
+
+    _, _, caps = captured
+    cap = caps[0]
+    nodes, memory, runtimes = _candidates(cap)
+    n = len(nodes)
+    assert 2 <= n <= 12
+    plans = {}
+    for k in range(n + 1):
+        for rec in itertools.combinations(range(n), k):
+            peak = step_peak([cap.peak(cap.saved_for_plan(nodes, rec))])
+            plans[rec] = (peak, math.fsum(r for i, r in enumerate(runtimes) if i not in rec))
+    peaks = sorted({p for p, _ in plans.values()})
+    assert len(peaks) >= 2
+    for limit in peaks[: 4] + [peaks[-1], peaks[0] - 1]:
+        fitting = [v for p, v in plans.values() if p <= limit]
+        choice = search_plan(cap, nodes, runtimes, memory, limit, max_plans=1 << n)
+        if not fitting:
+            assert not choice.fits and choice.peak_bytes == peaks[0] == choice.min_peak_bytes
+            continue
+        assert choice.fits and choice.exact and choice.peak_bytes <= limit
+        assert math.isclose(choice.value, max(fitting), rel_tol=1e-12)
+
+
+def test_solver_with_max_peak_is_asked_and_keeps_its_plan_within_the_model():
+    import torch._functorch.config as fconfig
+
+    from remat_knapsack.torch import PEAK_BUDGET, KnapsackSolver, use_solver
+
+    model, args = _mlp(blocks=2, rows=512)
+    before = fconfig.activation_memory_budget
+    torch._dynamo.reset()
+    with use_solver(max_peak_bytes=64 * MiB) as solver:
+        assert fconfig.activation_memory_budget == PEAK_BUDGET
+        torch.compile(model, backend="aot_eager")(*args).sum().backward()
+    torch._dynamo.reset()
+    assert fconfig.activation_memory_budget == before
+    assert isinstance(solver, KnapsackSolver) and solver.max_peak_bytes == 64 * MiB
+    rec = solver.history[-1]
+    assert rec.fits and rec.predicted_peak_bytes <= 64 * MiB and rec.plans_evaluated >= 1
+    assert "max_peak_bytes=67108864" in repr(solver)
+    assert solver.uuid() != KnapsackSolver().uuid() != KnapsackSolver(max_peak_bytes=1).uuid()
+
+
+@pytest.mark.parametrize("bad", [0, -5, float("nan"), float("inf"), "2GiB", True, None.__class__])
+def test_bad_peak_limits(bad):
+    from remat_knapsack.torch import KnapsackSolver, use_solver
+
+    with pytest.raises(ValueError):
+        KnapsackSolver(max_peak_bytes=bad)
+    with pytest.raises(ValueError):
+        with use_solver(max_peak_bytes=bad):
+            pass
+
+
+def test_peak_limit_error_is_importable_without_torch_and_a_value_error():
+    import remat_knapsack.torch as rt
+
+    assert rt.PeakLimitError is PeakLimitError and issubclass(PeakLimitError, ValueError)
+    e = PeakLimitError(1000, 5 * MiB)
+    assert e.limit == 1000 and e.smallest == 5 * MiB and "1000 bytes" in str(e) and "5.0 MiB" in str(e)

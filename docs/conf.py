@@ -68,7 +68,7 @@ html_theme_options = {
     "footer_end": [],
 }
 # A left column only where a section has pages of its own (the API reference).
-html_sidebars = {page: [] for page in ("index", "getting-started", "guide", "algorithms", "benchmarks",
+html_sidebars = {page: [] for page in ("index", "getting-started", "user-guide", "algorithms", "benchmarks",
                                        "contract", "changelog")}
 html_css_files = ["custom.css"]
 html_show_sourcelink = False

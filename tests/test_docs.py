@@ -38,7 +38,7 @@ PAGES = {
 }
 
 #: Markdown pages whose ``>>>`` examples run as doctests.
-DOCTEST_PAGES = ["index.md", "getting-started.md", "guide.md"]
+DOCTEST_PAGES = ["index.md", "getting-started.md", "user-guide.md"]
 
 
 def public_names(module: str) -> list[str]:
@@ -72,7 +72,7 @@ def test_api_page_names_every_public_name(html: Path, module: str) -> None:
 
 
 def test_every_page_is_built(html: Path) -> None:
-    for page in ("index", "getting-started", "guide", "algorithms", "benchmarks", "contract", "changelog",
+    for page in ("index", "getting-started", "user-guide", "algorithms", "benchmarks", "contract", "changelog",
                  "api/index"):
         assert (html / f"{page}.html").is_file(), page
 

@@ -73,3 +73,22 @@ html_sidebars = {page: [] for page in ("index", "getting-started", "user-guide",
 html_css_files = ["custom.css"]
 html_show_sourcelink = False
 html_copy_source = False
+
+
+def _init_signature(app, what, name, obj, options, signature, return_annotation):
+    """Without torch, a class built on a mocked torch base shows the mock's ``(*args, **kwargs)``:
+    show its own ``__init__``'s signature instead."""
+    if TORCH or what not in ("class", "exception") or "__init__" not in vars(obj):
+        return None
+    from sphinx.util.inspect import signature as sig_of
+    from sphinx.util.inspect import stringify_signature
+
+    try:
+        sig = sig_of(obj.__init__, bound_method=True)
+    except (TypeError, ValueError):
+        return None
+    return stringify_signature(sig, show_return_annotation=False), return_annotation
+
+
+def setup(app):
+    app.connect("autodoc-process-signature", _init_signature)

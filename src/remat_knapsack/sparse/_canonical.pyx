@@ -789,7 +789,8 @@ cdef tuple _count_structures(fw_a, fv_a, w_rank_a, v_by_w, const Card* card, bin
     # descending values, ties in any order: only sums and counts are read.
     # Where the values follow the weights (strongly correlated, subset sum,
     # profit ceiling) the weight order read backwards is one, with no sort.
-    if v_by_w.shape[0] and bool(np.all(v_by_w[1:] >= v_by_w[:-1])):
+    cdef Py_ssize_t nf = v_by_w.shape[0]
+    if nf and bool(np.all(v_by_w[1:] >= v_by_w[:nf - 1])):
         by_v_a = np.ascontiguousarray(w_rank_a[::-1])
         by_v_v_a = np.ascontiguousarray(v_by_w[::-1])
     else:
@@ -1090,7 +1091,7 @@ cdef Py_ssize_t _other(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t m) noexcept
     if TWINS and not s.twin_ready:
         _copies_in_order(s)
         s.twin_ready = 1
-    nsub = s.other_n = _gather(s, s.eff_twin if TWINS else s.eff_rank, s.eff_w, s.eff_v, k + 1)
+    nsub = s.other_n = _gather(s, <const Py_ssize_t*>s.eff_twin if TWINS else s.eff_rank, s.eff_w, s.eff_v, k + 1)
     for q in range(nsub):
         s.av[q] = s.Sf[s.sr[q]] if s.sr[q] >= m else AVOID_FREE
     if TWINS:

@@ -372,7 +372,7 @@ def pareto_dp(const int64_t[::1] piece_t, const int64_t[::1] piece_q, list piece
             raise TooManyStates
         if code == NOT_FOUND:
             return None, r.peak
-        y[last[0]] += r.cnt
+        y[<Py_ssize_t>last[0]] += r.cnt
         return y_a, r.peak
     finally:
         free(f.W)

@@ -18,6 +18,7 @@ those pairs be many (values crowded within that distance: efficiencies
 import numpy as np
 
 from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
 
 cdef uint64_t SIGN = (<uint64_t>1) << 63
 cdef Py_ssize_t MOVES_PER_ITEM = 8
@@ -27,7 +28,8 @@ cdef inline uint64_t _falling_key(double x) noexcept nogil:
     """An unsigned key that grows as x falls (x not NaN; -0.0 as 0.0)."""
     if x == 0:
         x = 0.0
-    cdef uint64_t u = (<uint64_t*>&x)[0]
+    cdef uint64_t u
+    memcpy(&u, &x, sizeof(u))  # the bits of x (a pointer cast would break strict aliasing)
     # negative: the bits grow with the magnitude; the others reversed, below SIGN
     return u if u & SIGN else ~u & ~SIGN
 

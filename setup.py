@@ -9,7 +9,17 @@ OpenMP (the two-thread wavefront of the dense kernels) is used where the
 compiler ships it: GCC on Linux (``-fopenmp``) and MSVC on Windows
 (``/openmp``). Apple's clang has no OpenMP runtime, so macOS builds run the
 same kernels on one thread; the results are identical.
+
+``REMAT_KNAPSACK_SANITIZE=1`` (GCC or clang on Linux; ``.ci/sanitize``, see
+docs/sanitizers.md) builds for checking instead: AddressSanitizer and
+UndefinedBehaviorSanitizer at -O1 with frame pointers, signed overflow left
+undefined (-fno-wrapv) so UBSan reports it, and Cython's boundscheck and
+initializedcheck on. wraparound stays off, as in the shipped build: with
+boundscheck on, a negative index then raises IndexError instead of being read
+as an index from the end (``REMAT_KNAPSACK_SANITIZE_WRAPAROUND=1`` turns it on).
+Without the variable the build is the default one above.
 """
+import os
 import sys
 from pathlib import Path
 
@@ -22,6 +32,26 @@ elif sys.platform == "darwin":
     COMPILE, LINK = ["-O3"], []
 else:
     COMPILE, LINK = ["-O3", "-fopenmp"], ["-fopenmp"]
+
+DIRECTIVES = {
+    "boundscheck": False,
+    "wraparound": False,
+    "cdivision": True,
+    "initializedcheck": False,
+}
+
+SANITIZE = os.environ.get("REMAT_KNAPSACK_SANITIZE") == "1"
+if SANITIZE:
+    if sys.platform != "linux":
+        raise SystemExit("REMAT_KNAPSACK_SANITIZE=1: Linux (GCC or clang) only")
+    SANITIZERS = ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined"]
+    COMPILE = ["-O1", "-g", "-fno-omit-frame-pointer", "-fno-wrapv", *SANITIZERS, "-fopenmp"]
+    LINK = [*SANITIZERS, "-fopenmp"]
+    DIRECTIVES.update(
+        boundscheck=True,
+        initializedcheck=True,
+        wraparound=os.environ.get("REMAT_KNAPSACK_SANITIZE_WRAPAROUND") == "1",
+    )
 
 SRC = Path("src")
 extensions = [
@@ -40,11 +70,8 @@ setup(
         extensions,
         language_level=3,
         include_path=[SRC.as_posix()],
-        compiler_directives={
-            "boundscheck": False,
-            "wraparound": False,
-            "cdivision": True,
-            "initializedcheck": False,
-        },
+        compiler_directives=DIRECTIVES,
+        # .c files from the other kind of build are stale: the directives differ.
+        force=SANITIZE,
     )
 )

@@ -161,7 +161,7 @@ def run(name: str, backend: str, repeats: int, do_fit: bool) -> list[dict]:
     lo = min(m.peak_bytes for m in ok)
     hi = max(m.peak_bytes for m in ok)
     limits = [("fit-mid", int(lo + 0.5 * (hi - lo))), ("fit-low", int(lo + 0.15 * (hi - lo))),
-              ("fit-below", int(0.9 * lo))]  # fmt: skip
+              ("fit-below", int(0.95 * lo)), ("fit-unreachable", int(0.5 * lo))]  # fmt: skip
     for kind, limit in limits:
         fits = [m for m in ok if m.peak_bytes <= limit]
         best = min(fits, key=lambda m: m.step_seconds) if fits else None
@@ -177,14 +177,150 @@ def run(name: str, backend: str, repeats: int, do_fit: bool) -> list[dict]:
                                  f"{e.smallest}; {note}"})  # fmt: skip
             print(rows[-1], flush=True)
             continue
+        paired = ""
+        if best is not None:
+            fa, fb = paired_times(model, args, loss, backend, r.solver, best.budget, repeats + 2)
+            paired = f"; paired timing (alternating, median of {repeats + 2}): fit {fa * 1e3:.2f} ms, " \
+                     f"swept {fb * 1e3:.2f} ms, ratio {fa / fb:.2f}"
         rows.append({"model": name, "backend": backend, "kind": kind, "limit_bytes": limit,
                      "peak_bytes": r.peak_bytes, "predicted_peak_bytes": r.predicted_peak_bytes,
                      "error_pct": _pct(r.predicted_peak_bytes, r.peak_bytes) if r.predicted_peak_bytes else "",
                      "saved_bytes": r.saved_bytes, "step_ms": round(r.step_seconds * 1e3, 2),
                      "compiles": r.compiles, "seconds": round(time.perf_counter() - t0, 1),
-                     "note": f"{note}; peak/limit {r.peak_bytes / limit:.3f}"})  # fmt: skip
+                     "note": f"{note}; peak/limit {r.peak_bytes / limit:.3f}{paired}"})  # fmt: skip
         print(rows[-1], flush=True)
     return rows
+
+
+def _own_code(model, tag: str):
+    """``model`` behind a forward with its own code object, so dynamo caches its compile apart."""
+    ns: dict = {}
+    exec(f"def forward(self, *args):\n    return self.inner(*args)  # {tag}\n", ns)
+    wrapper = type(f"Plan{tag}", (torch.nn.Module,), {"forward": ns["forward"]})()
+    wrapper.inner = model
+    return wrapper
+
+
+def paired_times(model, args, loss, backend, solver, budget, rounds):
+    """Median step time of fit's plan and of a swept budget, timed alternately (one step each per round)."""
+    import statistics
+
+    import torch._functorch.config as fconfig
+
+    from remat_knapsack.torch import KnapsackSolver, use_solver
+    from remat_knapsack.torch._sweep import _default_loss
+
+    loss_fn = loss or _default_loss
+    torch._dynamo.reset()
+    a = torch.compile(_own_code(model, "fit"), backend=backend)
+    b = torch.compile(_own_code(model, "swept"), backend=backend)
+    with fconfig.patch(enable_autograd_cache=False):
+        with use_solver(KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes)):
+            loss_fn(a(*args)).backward()
+        with fconfig.patch(activation_memory_budget=budget, activation_memory_budget_solver=KnapsackSolver("auto")):
+            loss_fn(b(*args)).backward()
+    times: dict = {"a": [], "b": []}
+    for _ in range(rounds):
+        for key, fn in (("a", a), ("b", b)):
+            model.zero_grad(set_to_none=True)
+            t0 = time.perf_counter()
+            loss_fn(fn(*args)).backward()
+            times[key].append(time.perf_counter() - t0)
+    model.zero_grad(set_to_none=True)
+    torch._dynamo.reset()
+    return statistics.median(times["a"]), statistics.median(times["b"])
+
+
+def interval_check(name: str, pairs: int = 60) -> dict:
+    """Does the real peak model have the interval (consecutive-ones) structure the LP argument needs?
+
+    An interval model fixes one column per candidate (its saved interval) and
+    makes the peak at each program point linear in the choices, so the peak
+    change of recomputing a pair is the sum of the single changes at every
+    point, and recomputing candidate i removes exactly i from the saved set.
+    On the captured graph this counts how often each fails.
+    """
+    import random
+
+    from remat_knapsack.torch import PEAK_BUDGET, KnapsackSolver
+    from remat_knapsack.torch._peaks import _compile_and_capture, step_peak
+    from remat_knapsack.torch._sweep import _check_model
+
+    model, args, loss = make(name)
+    _check_model(model, args, loss)
+    cap = _compile_and_capture(model, args, "aot_eager")[0]
+    seen: dict = {}
+
+    class Grab(KnapsackSolver):
+        def __call__(self, memory, joint_graph, max_memory, node_info, nodes):
+            seen["nodes"] = list(nodes)
+            return super().__call__(memory, joint_graph, max_memory, node_info, nodes)
+
+    cap.saved_for_budget(PEAK_BUDGET, solver=Grab())
+    nodes = seen["nodes"]
+    n = len(nodes)
+
+    def saved(rec):
+        return {x.name for x in cap.saved_for_plan(nodes, rec)}
+
+    def peak(rec):
+        return step_peak([cap.peak(cap.saved_for_plan(nodes, rec))])
+
+    base_saved, base_peak = saved(()), peak(())
+    single = {i: peak((i,)) for i in range(n)}
+    not_removal = sum(1 for i in range(n) if saved((i,)) != base_saved - {nodes[i].name})
+    rng = random.Random(0)
+    all_pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    picks = rng.sample(all_pairs, min(pairs, len(all_pairs)))
+    non_additive = sum(1 for i, j in picks
+                       if peak((i, j)) - base_peak != (single[i] - base_peak) + (single[j] - base_peak))  # fmt: skip
+    lp = _interval_lp(cap, nodes, base_peak, single)
+    return {"model": name, "backend": "aot_eager", "kind": "interval-check",
+            "note": f"{n} candidates; recomputing one candidate changes the saved set by more than that candidate "
+                    f"in {not_removal}/{n}; pair peak change is not the sum of the single changes in "
+                    f"{non_additive}/{len(picks)} sampled pairs; {lp}"}  # fmt: skip
+
+
+def _interval_lp(cap, nodes, base_peak, single) -> str:
+    """LP relaxation of the interval model built from the save-everything plan: is its optimum integral?
+
+    Rows: the program points (allocation events) of that plan's step; column i:
+    candidate i's bytes over its live interval (consecutive ones). Recomputing i
+    (x_i = 0) removes them. Limit: midway between the save-everything peak and
+    the smallest single-recompute peak. Maximise PyTorch's runtime estimates kept.
+    """
+    import numpy as np
+    from scipy.optimize import linprog
+
+    from remat_knapsack.torch._peaks import _node_storages
+
+    g = cap.peak(cap.saved_for_plan(nodes, ()))
+    events = list(g.fw_events) + list(g.bw_events)
+    keys = list(g.fw_keys) + list(g.bw_keys)
+    running = np.cumsum(events)
+    rows = len(events)
+    cols = []
+    for node in nodes:
+        st = _node_storages(node)
+        key = st[0][0] if st else None
+        idx = [k for k, kk in enumerate(keys) if kk == key]
+        col = np.zeros(rows)
+        if len(idx) >= 2:
+            col[idx[0]:idx[-1]] = st[0][1]
+        cols.append(col)
+    A = np.array(cols).T  # rows x n, consecutive ones per column (times the bytes)
+    consecutive = all(np.all(np.diff(np.flatnonzero(c)) == 1) for c in A.T if c.any())
+    from remat_knapsack.torch import estimate_runtimes
+
+    runtimes = np.array(estimate_runtimes(nodes), dtype=float)
+    limit = (min(single.values()) + base_peak) / 2
+    # running - A (1 - x) <= limit  <=>  A x <= limit - running + A 1
+    res = linprog(-runtimes, A_ub=A, b_ub=limit - running + A.sum(1), bounds=[(0, 1)] * len(nodes), method="highs")
+    if res.status != 0:
+        return f"interval LP: {res.message}"
+    frac = int(np.sum((res.x > 1e-6) & (res.x < 1 - 1e-6)))
+    return (f"interval LP ({rows} rows, consecutive ones: {consecutive}) at limit {limit / 2**20:.1f} MiB: "
+            f"{frac} fractional of {len(nodes)}")  # fmt: skip
 
 
 def main() -> None:
@@ -195,7 +331,15 @@ def main() -> None:
     ap.add_argument("--no-fit-inductor", action="store_true", default=True,
                     help="fit only with aot_eager (the target); inductor gets predicted vs measured")  # fmt: skip
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--interval-check", action="store_true", help="only the interval-structure check, appended")
     a = ap.parse_args()
+    if a.interval_check:
+        rows = [interval_check(m) for m in a.models]
+        for r in rows:
+            print(r)
+        with open(a.out, "a", newline="") as f:
+            csv.DictWriter(f, fieldnames=FIELDS).writerows(rows)
+        return
     out = Path(a.out)
     kept = []
     if out.exists() and (a.models != ap.get_default("models") or a.backends != ap.get_default("backends")):

@@ -43,7 +43,7 @@ import torch._functorch.partitioners as _partitioners
 from ..sweep_report import check_budgets
 from . import _plugin as _rt
 
-__all__ = ["Capture", "GraphPeak", "PeakPrediction", "predict_peaks", "capture_graphs", "step_peak"]
+__all__ = ["Capture", "GraphPeak", "PeakPrediction", "predict_peaks", "capture_graphs", "op_workspaces", "step_peak"]
 
 _cap_lock = threading.RLock()
 #: Lists told of every joint graph partitioned while they are registered.
@@ -86,6 +86,9 @@ class GraphPeak:
     bw_events: tuple[int, ...]
     saved_bytes: int
     recomputed: int  # forward ops that the backward runs again
+    #: The storage (fake-tensor storage identity) of each event, parallel to the events.
+    fw_keys: tuple[int, ...] = ()
+    bw_keys: tuple[int, ...] = ()
 
 
 # ---------------------------------------------------------------------- liveness
@@ -123,13 +126,16 @@ def _node_storages(node: Any) -> list[tuple[int, int]]:
 
 
 def _liveness(
-    gm: Any, *, preexisting: set[int], fresh_inputs: dict[int, int] | None, keep_outputs: set[int] | None
+    gm: Any, *, preexisting: set[int], fresh_inputs: dict[int, int] | None, keep_outputs: set[int] | None,
+    workspaces: dict[Any, int] | None = None,
 ) -> tuple[list[int], dict[int, int], set[int]]:
     """Allocation deltas of running ``gm`` once, freeing each value after its last use.
 
     ``preexisting``: storages allocated before (never counted, never freed here).
     ``fresh_inputs``: placeholder storages allocated when the graph starts (tangents), with their bytes.
     ``keep_outputs``: output positions whose storages outlive the graph (None: all).
+    ``workspaces``: :func:`op_workspaces`; each op's workspace is allocated and
+    freed right after its outputs (a spike on top of them).
     Placeholders that are neither are live on entry and freed after their last use.
     Returns (deltas, sizes of the storages still allocated at the end, storages
     the graph freed that were live on entry).
@@ -153,6 +159,7 @@ def _liveness(
                 last[key] = end
     alive: dict[int, int] = {}
     deltas: list[int] = []
+    keys: list[int] = []
     entered: set[int] = set()
     freed_inputs: set[int] = set()
     frees_at: dict[int, list[int]] = {}
@@ -166,6 +173,7 @@ def _liveness(
                 if fresh_inputs is not None and key in fresh_inputs:
                     alive[key] = sizes[key] = fresh_inputs[key]
                     deltas.append(fresh_inputs[key])
+                    keys.append(key)
                 else:
                     entered.add(key)
     for n in nodes:
@@ -176,14 +184,126 @@ def _liveness(
                     continue
                 alive[key] = nbytes
                 deltas.append(nbytes)
+                keys.append(key)
+            w = workspaces.get(_signature(n), 0) if workspaces else 0
+            if w:
+                deltas += [w, -w]
+                keys += [-1, -1]
         for key in frees_at.get(i, ()):
             if key in alive:
                 deltas.append(-alive.pop(key))
+                keys.append(key)
             elif key in entered:
                 entered.discard(key)
                 freed_inputs.add(key)
                 deltas.append(-sizes[key])
+                keys.append(key)
+    gm._remat_event_keys = keys  # read by Capture._peak
     return deltas, alive, freed_inputs
+
+
+def _signature(node: Any) -> Any:
+    """What an op's workspace depends on: the op and its arguments' shapes, strides and dtypes."""
+
+    def one(a: Any) -> Any:
+        if isinstance(a, torch.fx.Node):
+            v = a.meta.get("val")
+            if isinstance(v, torch.Tensor):
+                return ("T", tuple(v.shape), tuple(v.stride()), str(v.dtype))
+            return ("V", repr(v))
+        if isinstance(a, (list, tuple)):
+            return tuple(one(x) for x in a)
+        return repr(a)
+
+    return (str(node.target), one(tuple(node.args)), one(tuple(sorted(node.kwargs.items()))))
+
+
+def _real(v: Any) -> Any:
+    """A real tensor like the fake ``v`` (random floats, zero integers), or ``v`` itself."""
+    if not isinstance(v, torch.Tensor):
+        return v
+    shape = [int(d) for d in v.shape]
+    stride = [int(d) for d in v.stride()]
+    t = torch.empty_strided(shape, stride, dtype=v.dtype, device="cpu")
+    if t.is_floating_point() or t.is_complex():
+        t.normal_()
+    else:
+        t.zero_()
+    return t
+
+
+def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
+    """Bytes each op allocates beyond its outputs while it runs (its workspace), by :func:`_signature`.
+
+    Each distinct signature is run once on real tensors shaped like its fake
+    arguments (CPU), all inside one ``torch.profiler`` session; the workspace is
+    the highest running total of the allocator's events during the op minus
+    what is still allocated when it returns (its outputs). CPU kernels such as
+    ``convolution_backward`` (reordered copies of their inputs) and attention
+    allocate such buffers; most ops none. An op that fails on made-up inputs
+    (or has symbolic shapes, or is not on the CPU) counts 0.
+    """
+    from torch.profiler import ProfilerActivity, profile, record_function
+    from torch.utils._pytree import tree_map
+
+    todo: dict[Any, Any] = {}
+    for n in nodes:
+        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
+            continue
+        if n.target.is_view or any(isinstance(t, torch.Tensor) and t.device.type != "cpu"
+                                   for t in _tensors(n.meta.get("val"))):  # fmt: skip
+            continue
+        todo.setdefault(_signature(n), n)
+    if not todo:
+        return {}
+    ctx = contextlib.ExitStack()
+    with ctx:
+        try:
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+            ctx.enter_context(unset_fake_temporarily())
+        except ImportError:  # pragma: no cover
+            pass
+        ctx.enter_context(_dispatch_allowed())
+        ctx.enter_context(torch.no_grad())
+        labels: dict[str, Any] = {}
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            for i, (sig, n) in enumerate(todo.items()):
+                try:
+                    args = torch.fx.node.map_aggregate(
+                        n.args, lambda a: _real(a.meta.get("val")) if isinstance(a, torch.fx.Node) else a)
+                    kwargs = torch.fx.node.map_aggregate(
+                        n.kwargs, lambda a: _real(a.meta.get("val")) if isinstance(a, torch.fx.Node) else a)
+                except Exception:
+                    continue
+                label = f"remat_ws_{i}"
+                labels[label] = sig
+                try:
+                    with record_function(label):
+                        out = n.target(*args, **kwargs)
+                    tree_map(lambda _: None, out)
+                except Exception:
+                    labels.pop(label, None)
+                out = args = kwargs = None
+    events = prof.profiler.kineto_results.events()
+    windows = sorted((e.start_ns(), e.start_ns() + e.duration_ns(), labels[e.name()])
+                     for e in events if e.name() in labels)  # fmt: skip
+    mem = sorted((e.start_ns(), e.nbytes()) for e in events
+                 if e.name() == "[memory]" and str(e.device_type()).endswith("CPU"))  # fmt: skip
+    out: dict[Any, int] = {}
+    j = 0
+    for start, end, sig in windows:
+        while j < len(mem) and mem[j][0] < start:
+            j += 1
+        running = high = 0
+        k = j
+        while k < len(mem) and mem[k][0] <= end:
+            running += mem[k][1]
+            high = max(high, running)
+            k += 1
+        if high - running > 0:
+            out[sig] = high - running
+    return out
 
 
 def _is_tangent(node: Any) -> bool:
@@ -248,6 +368,8 @@ class Capture:
         #: Bytes of the gradient the autograd engine hands each tangent, in order
         #: (:func:`output_grad_bytes`); None: each tangent's own size.
         self.tangent_bytes: list[int] | None = None
+        #: :func:`op_workspaces` of the joint graph's ops, measured on first use (None: not yet).
+        self.workspaces: dict[Any, int] | None = None
         self._cache: dict[frozenset[str], GraphPeak] = {}
         self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
 
@@ -293,8 +415,12 @@ class Capture:
         bw = _partitioners.reordering_to_mimic_autograd_engine(bw)
         fw = _partitioners.raise_getitems(fw)
         bw = _partitioners.raise_getitems(bw)
+        if self.workspaces is None:
+            self.workspaces = op_workspaces(list(self.joint_graph.nodes))
+        ws = self.workspaces
         inputs = {k for n in fw.graph.nodes if n.op == "placeholder" for k, _ in _node_storages(n)}
-        fw_deltas, fw_alive, _ = _liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None)
+        fw_deltas, fw_alive, _ = _liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None,
+                                           workspaces=ws)  # fmt: skip
         out = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
         fw_outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
         n_saved = len(saved) + len(saved_sym) + len(opaque)
@@ -315,7 +441,7 @@ class Capture:
         # backward (freed after their last use there); parameters and inputs pre-exist.
         user_keys = set(fw_alive) - set(saved_keys)
         bw_deltas, _, freed = _liveness(
-            bw, preexisting=inputs | user_keys, fresh_inputs=tangents, keep_outputs=None
+            bw, preexisting=inputs | user_keys, fresh_inputs=tangents, keep_outputs=None, workspaces=ws
         )
         # A saved tensor the backward never frees (unused there) goes when autograd releases the graph.
         fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
@@ -326,6 +452,8 @@ class Capture:
             bw_events=tuple(bw_deltas),
             saved_bytes=sum(saved_keys.values()),
             recomputed=len(fw_bw_recomputed),
+            fw_keys=tuple(fw._remat_event_keys),
+            bw_keys=tuple(bw._remat_event_keys),
         )
 
 

@@ -129,17 +129,17 @@ def _pct(pred, meas):
     return round(100.0 * (pred - meas) / meas, 1) if meas else ""
 
 
-def run(name: str, backend: str, repeats: int, do_fit: bool) -> list[dict]:
+def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float] = BUDGETS) -> list[dict]:
     from remat_knapsack.errors import PeakLimitError
     from remat_knapsack.torch import fit, predict_peaks, sweep
 
     model, args, loss = make(name)
     rows: list[dict] = []
     t0 = time.perf_counter()
-    preds = predict_peaks(model, args, BUDGETS, loss=loss, backend=backend)
+    preds = predict_peaks(model, args, budgets, loss=loss, backend=backend)
     t_pred = time.perf_counter() - t0
     t0 = time.perf_counter()
-    report = sweep(model, args, budgets=BUDGETS, loss=loss, backend=backend, repeats=repeats, progress=False)
+    report = sweep(model, args, budgets=budgets, loss=loss, backend=backend, repeats=repeats, progress=False)
     t_sweep = time.perf_counter() - t0
     print(f"{name} {backend}: predict_peaks {t_pred:.1f} s, sweep {t_sweep:.1f} s", flush=True)
     ok = []
@@ -155,7 +155,7 @@ def run(name: str, backend: str, repeats: int, do_fit: bool) -> list[dict]:
         rows.append(row)
         print(row, flush=True)
     rows.append({"model": name, "backend": backend, "kind": "timing", "seconds": round(t_pred, 1),
-                 "note": f"predict_peaks over {len(BUDGETS)} budgets; sweep took {t_sweep:.1f} s"})  # fmt: skip
+                 "note": f"predict_peaks over {len(budgets)} budgets; sweep took {t_sweep:.1f} s"})  # fmt: skip
     if not do_fit or not ok:
         return rows
     lo = min(m.peak_bytes for m in ok)
@@ -328,6 +328,7 @@ def main() -> None:
     ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn"])
     ap.add_argument("--backends", nargs="+", default=["aot_eager", "inductor"])
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--budgets", type=float, nargs="+", default=BUDGETS)
     ap.add_argument("--no-fit-inductor", action="store_true", default=True,
                     help="fit only with aot_eager (the target); inductor gets predicted vs measured")  # fmt: skip
     ap.add_argument("--out", default=str(OUT))
@@ -348,7 +349,8 @@ def main() -> None:
     rows = []
     for backend in a.backends:
         for name in a.models:
-            rows += run(name, backend, a.repeats, do_fit=(backend == "aot_eager" or not a.no_fit_inductor))
+            rows += run(name, backend, a.repeats, do_fit=(backend == "aot_eager" or not a.no_fit_inductor),
+                        budgets=a.budgets)  # fmt: skip
             out.parent.mkdir(parents=True, exist_ok=True)
             with open(out, "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=FIELDS)

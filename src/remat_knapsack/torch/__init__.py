@@ -1,8 +1,9 @@
 """torch.compile integration: our solvers inside PyTorch's activation-memory-budget partitioner.
 
 Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
-:func:`record_instances`) and ``_sweep`` (:func:`sweep`, which compiles a model at
-each budget and measures it). May import: torch, and every torch-free part of
+:func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
+each budget and measures it), ``_peaks`` (the peak model, :func:`predict_peaks`)
+and ``_fit`` (:func:`fit`). May import: torch, and every torch-free part of
 the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
 
@@ -45,6 +46,34 @@ one training step, the bytes saved for backward and the step time; its
 (:meth:`SweepReport.best`) and lists where the peak falls as the budget rises
 (:attr:`SweepReport.non_monotonic`). The report classes live in the torch-free
 :mod:`remat_knapsack.sweep_report`; the command is ``remat-knapsack sweep``.
+
+Planning for bytes
+------------------
+:func:`predict_peaks` gives the peak and saved bytes of one training step at
+each budget from one compile: it captures the joint graph, asks the
+partitioner for each budget's saved set, partitions the graph for it with
+PyTorch's own pieces and runs a liveness pass over the forward and backward
+graphs (sizes from ``meta['val']``; the workspace of each op measured once on
+real tensors). ``KnapsackSolver(max_peak_bytes=N)`` (also
+``use_solver(max_peak_bytes=N)`` and ``install(max_peak_bytes=N)``) plans each
+graph for bytes: the plan that keeps the most runtime whose modelled peak is
+within N, found among the plans any budget reaches and by best-first
+enumeration beyond them. PyTorch asks a knapsack solver only when
+``0 < activation_memory_budget < 1`` and no more aggressive min-cut fits the
+budget, so these set the budget to :data:`PEAK_BUDGET` (1e-9) inside the
+block: then only a graph whose aggressive min-cut saves nothing beyond its
+inputs skips the solver. :func:`fit` compiles with such a solver, measures the
+step as :func:`sweep` does and corrects itself when the measured peak is above
+the limit (at most 3 compiles); :class:`FitReport` says what it chose, and
+:class:`~remat_knapsack.errors.PeakLimitError` (a ``ValueError``) that nothing
+fits. The command is ``remat-knapsack fit MODULE:FUNCTION --max-peak 2GiB``.
+The model follows ``aot_eager``; ``inductor`` fuses and reorders (see
+``docs/planning-for-bytes.md`` for its measured error).
+
+>>> from remat_knapsack.torch import fit, use_solver                # doctest: +SKIP
+>>> report = fit(model, (x,), 64 << 20)                             # doctest: +SKIP
+>>> with use_solver(report.solver):                                 # doctest: +SKIP
+...     torch.compile(model, backend="aot_eager")(x).sum().backward()
 
 Undoing it
 ----------

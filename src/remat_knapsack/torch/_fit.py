@@ -206,8 +206,8 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         try:
             _zero_grad(model, args)
             step()  # compiles: the solver plans here
-            if any(r.fits is False for r in solver.history):  # no plan's modelled peak fits: no measurement
-                mins = [r.min_peak_bytes for r in solver.history if r.min_peak_bytes is not None]
+            if any(not c["fits"] for c in solver.choices):  # no plan's modelled peak fits: no measurement
+                mins = [c["min_peak_bytes"] for c in solver.choices]
                 return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
                         "min_modelled_peak_bytes": max(mins) if mins else None}  # fmt: skip
             _zero_grad(model, args)
@@ -225,19 +225,10 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         finally:
             _zero_grad(model, args)
     records = solver.history
-    if records and len(solver._graph_peaks) == len(caps):
-        predicted = _peaks.step_peak(solver._graph_peaks)
-    elif caps:  # a graph the solver never saw (no candidate, or a min-cut already fits): model what ran
-        graphs = []
-        for c in caps:
-            again = _rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes, max_plans=solver.max_plans)
-            again._tangent_bytes = c.tangent_bytes = solver._tangent_bytes if len(caps) == 1 else None
-            graphs.append(c.peak(c.saved_for_budget(_rt.PEAK_BUDGET, solver=again)))
-        predicted = _peaks.step_peak(graphs)
-    else:
-        predicted = None
-    fits = all(r.fits for r in records) if records else True
-    mins = [r.min_peak_bytes for r in records if r.min_peak_bytes is not None]
+    # every partitioned graph went through the peak solver's choice (use_solver wraps choose_saved_values_set)
+    predicted = _peaks.step_peak(solver._graph_peaks) if solver._graph_peaks else None
+    fits = all(c["fits"] for c in solver.choices)
+    mins = [c["min_peak_bytes"] for c in solver.choices]
     return {
         "target_bytes": solver.max_peak_bytes,
         "predicted_peak_bytes": predicted,
@@ -248,4 +239,5 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         "min_modelled_peak_bytes": max(mins) if mins else None,
         "graphs": len(caps),
         "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
+        "plans": [c["plan"] for c in solver.choices],
     }

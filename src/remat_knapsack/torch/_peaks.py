@@ -89,6 +89,8 @@ class GraphPeak:
     #: The storage (fake-tensor storage identity) of each event, parallel to the events.
     fw_keys: tuple[int, ...] = ()
     bw_keys: tuple[int, ...] = ()
+    #: Names of the forward ops the backward runs again.
+    recomputed_names: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------- liveness
@@ -454,7 +456,26 @@ class Capture:
             recomputed=len(fw_bw_recomputed),
             fw_keys=tuple(fw._remat_event_keys),
             bw_keys=tuple(bw._remat_event_keys),
+            recomputed_names=tuple(sorted(fw_bw_recomputed)),
         )
+
+    def recompute_cost(self, g: GraphPeak) -> float:
+        """PyTorch's runtime estimate (``estimate_runtime``, FLOPs by default) of the ops ``g`` recomputes."""
+        if not hasattr(self, "_runtime_of"):
+            self._runtime_of: dict[str, float] = {}
+            self._by_name = {n.name: n for n in self.joint_graph.nodes}
+        total = 0.0
+        for name in g.recomputed_names:
+            if name not in self._runtime_of:
+                node = self._by_name.get(name)
+                try:
+                    with _dispatch_allowed():
+                        cost = float(_partitioners.estimate_runtime(node)) if node is not None else 0.0
+                    self._runtime_of[name] = cost
+                except Exception:
+                    self._runtime_of[name] = 0.0
+            total += self._runtime_of[name]
+        return total
 
 
 def _partition_num_fwd_outputs(joint_graph: Any) -> int:
@@ -496,16 +517,89 @@ def _bypass() -> Iterator[None]:
         _bypass_local.depth = depth
 
 
+def _min_cut_options(kind: str) -> Any:
+    """``choose_saved_values_set``'s min-cut options: "default" (budget 1) or "more_aggressive"."""
+    c = _fconfig
+    opts = _partitioners.MinCutOptions(
+        ban_if_used_far_apart=c.ban_recompute_used_far_apart,
+        ban_if_long_fusible_chains=c.ban_recompute_long_fusible_chains,
+        ban_if_materialized_backward=c.ban_recompute_materialized_backward,
+        ban_if_not_in_allowlist=c.ban_recompute_not_in_allowlist,
+        ban_if_reduction=c.ban_recompute_reductions,
+    )
+    if c.aggressive_recomputation or kind == "more_aggressive":
+        opts = dataclasses.replace(opts, ban_if_used_far_apart=False, ban_if_long_fusible_chains=False,
+                                   ban_if_materialized_backward=False)  # fmt: skip
+    if c.aggressive_recomputation:
+        opts = dataclasses.replace(opts, ban_if_not_in_allowlist=False)
+    return opts
+
+
+def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searched_min: int | None) -> list[Any]:
+    """The saved set a peak-constrained solver's graph gets: its knapsack plan or one the budgets' shortcuts give.
+
+    Besides the knapsack plan (found by :func:`search_plan` in the solver's
+    call), PyTorch's budgets reach saved sets no knapsack plan gives: the
+    default min-cut (budget 1), the more aggressive one, and the inputs only
+    (budget 0). Among these, those whose modelled peak is within the limit are
+    compared by what they recompute (PyTorch's runtime estimate of every op the
+    backward runs again, candidates or not), the least winning; when none fits,
+    the smallest modelled peak.
+    """
+    limit = solver.max_peak_bytes
+    plans: list[tuple[str, list[Any]]] = [("knapsack", list(knapsack_saved))]
+    with _bypass():
+        for kind in ("default", "more_aggressive"):
+            try:
+                plans.append((kind, list(_partitioners.solve_min_cut(cap.joint_graph, cap.node_info,
+                                                                     _min_cut_options(kind))[0])))  # fmt: skip
+            except Exception:  # a min-cut PyTorch itself would fail on: not a plan
+                continue
+        plans.append(("inputs", list(cap.node_info.inputs)))
+    scored = []
+    for kind, saved in plans:
+        g = cap.peak(saved)
+        scored.append((step_peak([g]), cap.recompute_cost(g), kind, saved, g))
+    fitting = [x for x in scored if x[0] <= limit]
+    best = min(fitting, key=lambda x: (x[1], x[0])) if fitting else min(scored, key=lambda x: (x[0], x[1]))
+    peaks = [x[0] for x in scored] + ([searched_min] if searched_min is not None else [])
+    solver._graph_peaks.append(best[4])
+    solver.choices.append({
+        "plan": best[2], "predicted_peak_bytes": best[0], "fits": bool(fitting), "recompute_cost": best[1],
+        "min_peak_bytes": min(peaks), "saved": len(best[3]),
+        "others": {x[2]: {"predicted_peak_bytes": x[0], "recompute_cost": x[1]} for x in scored},
+    })  # fmt: skip
+    return best[3]
+
+
+def _peak_solver() -> Any:
+    value = _fconfig.activation_memory_budget_solver
+    return value if isinstance(value, _rt.KnapsackSolver) and value.max_peak_bytes is not None else None
+
+
 def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -> Any:
-    if getattr(_bypass_local, "depth", 0) == 0:
-        with _cap_lock:
-            sinks = list(_capture_sinks)
-        if sinks:
-            loc = _find_partition_locals()
-            cap = Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
-            for s in sinks:
-                s.append(cap)
-    return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+    if getattr(_bypass_local, "depth", 0) != 0:
+        return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+    with _cap_lock:
+        sinks = list(_capture_sinks)
+    solver = _peak_solver()
+    cap = None
+    if sinks or solver is not None:
+        loc = _find_partition_locals()
+        cap = Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+        for s in sinks:
+            s.append(cap)
+    if solver is None or cap is None:
+        return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+    solver._current_capture = cap
+    calls = len(solver.history)
+    try:
+        saved = _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+    finally:
+        solver._current_capture = None
+    cap.tangent_bytes = solver._tangent_bytes
+    searched = solver.history[-1].min_peak_bytes if len(solver.history) > calls else None
+    return _choose_for_peak(cap, solver, list(saved), searched)
 
 
 def _acquire_choose() -> None:
@@ -695,16 +789,30 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
         return False
 
     everything = frozenset(range(n))
-    starts = [frozenset(), everything]
+    for rec in (frozenset(), everything):
+        consider(rec)
     if n:
+        # The plans budgets reach: the exact frontier's breakpoints, ascending in value.
+        # Sample them evenly, then scan every breakpoint between the best sampled one
+        # that fits and the next sampled one, from the top: the first that fits there
+        # is the best budget-reachable plan when the peak rises with the value
+        # between samples (it need not; the enumeration below covers the rest).
         f = frontier(list(memory), r, None)
         pts = f.memory
+
+        def at(j: int) -> frozenset[int]:
+            return everything - frozenset(f.selection(pts[j]))
+
         k = min(len(pts), frontier_points)
         picks = sorted({round(j * (len(pts) - 1) / max(1, k - 1)) for j in range(k)}) if pts else []
-        for j in picks:
-            starts.append(everything - frozenset(f.selection(pts[j])))
-    for rec in starts:
-        consider(rec)
+        fitting = [j for j in picks if consider(at(j))]
+        if fitting:
+            lo = max(fitting)
+            above = [j for j in picks if j > lo]
+            hi = min(above) if above else lo
+            for j in range(hi - 1, lo, -1):
+                if consider(at(j)):
+                    break
 
     exact = True
     order = sorted(range(n), key=lambda i: (r[i], i))

@@ -288,7 +288,12 @@ class KnapsackSolver(_HOOK):
         self.max_plans = max_plans
         self.options = dict(options)
         self.history: list[SolveRecord] = []
-        self._graph_peaks: list[Any] = []  # with max_peak_bytes: each graph's GraphPeak, in call order
+        self._graph_peaks: list[Any] = []  # with max_peak_bytes: each graph's chosen GraphPeak, in order
+        #: With ``max_peak_bytes`` (under :func:`use_solver` or :func:`install`): one dict per graph
+        #: partitioned, the plan chosen ("knapsack", "default", "more_aggressive" or "inputs"),
+        #: its modelled peak, whether it fits, its recompute cost and the others' (see ``_peaks._choose_for_peak``).
+        self.choices: list[dict[str, Any]] = []
+        self._current_capture: Any = None
         #: What the engine hands each tangent (``_peaks.output_grad_bytes``); set by ``fit``, None: their sizes.
         self._tangent_bytes: list[int] | None = None
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
@@ -368,8 +373,10 @@ class KnapsackSolver(_HOOK):
     def _call_for_peak(self, memory, joint_graph, max_memory, node_info, nodes, runtimes, source, graph):
         from . import _peaks
 
-        loc = _peaks._find_partition_locals()
-        cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+        cap = getattr(self, "_current_capture", None)
+        if cap is None or cap.joint_graph is not joint_graph:
+            loc = _peaks._find_partition_locals()
+            cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
         cap.tangent_bytes = self._tangent_bytes
         start = time.perf_counter()
         with _peaks._dispatch_allowed():
@@ -391,7 +398,6 @@ class KnapsackSolver(_HOOK):
                 min_peak_bytes=choice.min_peak_bytes,
             )
         )  # fmt: skip
-        self._graph_peaks.append(choice.graph_peak)
         return saved, recomputed[::-1]
 
     @staticmethod
@@ -456,7 +462,10 @@ def install(
     instance = _make(solver, budget, options, max_peak_bytes)
     with _lock:
         if _installed is None:
+            from . import _peaks
+
             _acquire_wrapper()
+            _peaks._acquire_choose()
             _installed = {"solver": _fconfig.activation_memory_budget_solver,
                           "budget": _fconfig.activation_memory_budget}  # fmt: skip
         _fconfig.activation_memory_budget_solver = instance
@@ -480,6 +489,9 @@ def uninstall() -> None:
         _fconfig.activation_memory_budget = _installed["budget"]
         _installed = None
         _release_wrapper()
+        from . import _peaks
+
+        _peaks._release_choose()
 
 
 @contextlib.contextmanager
@@ -503,15 +515,22 @@ def use_solver(
     instance = _make(solver, budget, options, max_peak_bytes)
     previous = _fconfig.activation_memory_budget_solver
     previous_budget = _fconfig.activation_memory_budget
+    from . import _peaks
+
+    peak = instance.max_peak_bytes is not None
     with _wrapper_held():
+        if peak:
+            _peaks._acquire_choose()
         _fconfig.activation_memory_budget_solver = instance
-        if instance.max_peak_bytes is not None:
+        if peak:
             _fconfig.activation_memory_budget = PEAK_BUDGET
         try:
             yield instance
         finally:
             _fconfig.activation_memory_budget_solver = previous
             _fconfig.activation_memory_budget = previous_budget
+            if peak:
+                _peaks._release_choose()
 
 
 # --------------------------------------------------------------------------------------

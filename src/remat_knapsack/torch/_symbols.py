@@ -40,6 +40,11 @@ REQUIRED: tuple[tuple[tuple[str, str], ...], ...] = (
     (("torch._dynamo", "reset"),),
     # the peak model and the peak-constrained solver (_peaks)
     (("torch._functorch.config", "ban_recompute_reductions"),),
+    (("torch._functorch.config", "ban_recompute_used_far_apart"),),
+    (("torch._functorch.config", "ban_recompute_long_fusible_chains"),),
+    (("torch._functorch.config", "ban_recompute_materialized_backward"),),
+    (("torch._functorch.config", "ban_recompute_not_in_allowlist"),),
+    (("torch._functorch.config", "aggressive_recomputation"),),
     (("torch._functorch.partitioners", "choose_saved_values_set"),),
     (("torch._functorch.partitioners", "solve_min_cut"),),
     (("torch._functorch.partitioners", "MinCutOptions"),),

@@ -8,7 +8,8 @@ sliding-window Hirschberg recursion in O(W + n) memory, both over float64 rows.
 can use, so the kernels skip the rest.
 
 May import: :mod:`remat_knapsack._common`, :mod:`remat_knapsack.errors`,
-:mod:`remat_knapsack.greedy`, numpy.
+:mod:`remat_knapsack.greedy`, :mod:`remat_knapsack.sparse._exact` (exact integer
+runtimes beyond 2**53) and its state accounting, numpy.
 """
 
 from ._solver import dp_bytes, hirschberg_bytes, solve_dp, solve_hirschberg

@@ -44,6 +44,7 @@ import math
 
 import numpy as np
 
+from .._common._fsum import fsum
 from .._common._grid import grid_exponent, pareto_step
 from ._states import STATE_BYTES, state_error
 
@@ -67,9 +68,8 @@ def beyond_exact(v: np.ndarray) -> bool:
     few vectorised passes; a total below 2**52 settles it at once."""
     if v.size == 0 or float(v.max()) * v.size < 2.0**52 or not integer_values(v):
         return False
-    from ._solver import _total_below_exact
-
-    return not _total_below_exact(np.ldexp(v, -grid_exponent(v)))
+    g = np.ldexp(v, -grid_exponent(v))  # exact: integers, divided by a power of two
+    return not (float(g.max()) * g.size < 2.0**52 or fsum(g) < 2.0**53)
 
 
 def exact_canonical(g, values, cap: int, chosen, max_states: int, detail: str) -> np.ndarray:

@@ -5,7 +5,8 @@ the plan at any budget); the compiled ``_frontier`` kernel builds the exact
 Pareto front of (weight, value) states.
 
 May import: :mod:`remat_knapsack._common`, :mod:`remat_knapsack.errors`, and
-:mod:`remat_knapsack.api` (inside functions, to re-solve one budget), numpy.
+:mod:`remat_knapsack.api` (inside functions, to re-solve one budget),
+:mod:`remat_knapsack.sparse._exact` (which integer runtimes need exact sums), numpy.
 """
 
 from ._curve import Frontier, frontier

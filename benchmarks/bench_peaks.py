@@ -323,6 +323,40 @@ def _interval_lp(cap, nodes, base_peak, single) -> str:
             f"{frac} fractional of {len(nodes)}")  # fmt: skip
 
 
+def tables(path: Path) -> str:
+    """Markdown tables of a peaks.csv: predicted vs measured per budget, and the fit rows."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    mib = 2**20
+    out = []
+    for backend in sorted({r["backend"] for r in rows}):
+        out.append(f"Predicted vs measured peak, {backend} (MiB; error in %):\n")
+        out.append("| model | budget | measured | predicted | error % | saved measured | saved predicted |")
+        out.append("|---|---|---|---|---|---|---|")
+        for r in rows:
+            if r["backend"] == backend and r["kind"] == "budget" and r["peak_bytes"]:
+                saved = f"{int(r['saved_bytes']) / mib:.2f} | {int(r['predicted_saved_bytes']) / mib:.2f}"
+                out.append(f"| {r['model']} | {float(r['budget']):g} | {int(r['peak_bytes']) / mib:.2f} | "
+                           f"{int(r['predicted_peak_bytes']) / mib:.2f} | {r['error_pct']} | {saved} |")  # fmt: skip
+        out.append("")
+    fits = [r for r in rows if r["kind"].startswith("fit")]
+    if fits:
+        out.append("fit (aot_eager; MiB, ms):\n")
+        out.append("| model | limit | kind | fit peak | peak/limit | compiles | fit step | note |")
+        out.append("|---|---|---|---|---|---|---|---|")
+        for r in fits:
+            peak = f"{int(r['peak_bytes']) / mib:.2f}" if r["peak_bytes"] else "-"
+            ratio = f"{int(r['peak_bytes']) / int(r['limit_bytes']):.3f}" if r["peak_bytes"] else "-"
+            out.append(f"| {r['model']} | {int(r['limit_bytes']) / mib:.2f} | {r['kind']} | {peak} | {ratio} | "
+                       f"{r['compiles'] or '-'} | {r['step_ms'] or '-'} | {r['note']} |")  # fmt: skip
+        out.append("")
+    for r in rows:
+        if r["kind"] in ("timing", "interval-check"):
+            out.append(f"- {r['model']} ({r['backend']}, {r['kind']}): "
+                       f"{r['seconds'] + ' s; ' if r['seconds'] else ''}{r['note']}")  # fmt: skip
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn"])
@@ -333,7 +367,11 @@ def main() -> None:
                     help="fit only with aot_eager (the target); inductor gets predicted vs measured")  # fmt: skip
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--interval-check", action="store_true", help="only the interval-structure check, appended")
+    ap.add_argument("--tables", action="store_true", help="print Markdown tables of --out and stop")
     a = ap.parse_args()
+    if a.tables:
+        print(tables(Path(a.out)))
+        return
     if a.interval_check:
         rows = [interval_check(m) for m in a.models]
         for r in rows:

@@ -137,6 +137,12 @@ def test_solver_with_max_peak_is_asked_and_keeps_its_plan_within_the_model():
     assert isinstance(solver, KnapsackSolver) and solver.max_peak_bytes == 64 * MiB
     rec = solver.history[-1]
     assert rec.fits and rec.predicted_peak_bytes <= 64 * MiB and rec.plans_evaluated >= 1
+    # the graph's final saved set: the knapsack plan or a shortcut plan, whichever fits and recomputes least
+    (choice,) = solver.choices
+    assert choice["fits"] and choice["predicted_peak_bytes"] <= 64 * MiB
+    assert set(choice["others"]) == {"knapsack", "default", "more_aggressive", "inputs"}
+    fitting = {k: v for k, v in choice["others"].items() if v["predicted_peak_bytes"] <= 64 * MiB}
+    assert choice["recompute_cost"] == min(v["recompute_cost"] for v in fitting.values())
     assert "max_peak_bytes=67108864" in repr(solver)
     assert solver.uuid() != KnapsackSolver().uuid() != KnapsackSolver(max_peak_bytes=1).uuid()
 

@@ -286,8 +286,8 @@ def _interval_lp(cap, nodes, base_peak, single) -> str:
 
     Rows: the program points (allocation events) of that plan's step; column i:
     candidate i's bytes over its live interval (consecutive ones). Recomputing i
-    (x_i = 0) removes them. Limit: midway between the save-everything peak and
-    the smallest single-recompute peak. Maximise PyTorch's runtime estimates kept.
+    (x_i = 0) removes them. Seven limits between the interval model's floor
+    (every candidate recomputed) and its top. Maximise PyTorch's runtime estimates kept.
     """
     import numpy as np
     from scipy.optimize import linprog
@@ -313,14 +313,20 @@ def _interval_lp(cap, nodes, base_peak, single) -> str:
     from remat_knapsack.torch import estimate_runtimes
 
     runtimes = np.array(estimate_runtimes(nodes), dtype=float)
-    limit = (min(single.values()) + base_peak) / 2
-    # running - A (1 - x) <= limit  <=>  A x <= limit - running + A 1
-    res = linprog(-runtimes, A_ub=A, b_ub=limit - running + A.sum(1), bounds=[(0, 1)] * len(nodes), method="highs")
-    if res.status != 0:
-        return f"interval LP: {res.message}"
-    frac = int(np.sum((res.x > 1e-6) & (res.x < 1 - 1e-6)))
-    return (f"interval LP ({rows} rows, consecutive ones: {consecutive}) at limit {limit / 2**20:.1f} MiB: "
-            f"{frac} fractional of {len(nodes)}")  # fmt: skip
+    floor = float(np.max(running - A.sum(1)))  # every candidate recomputed
+    top = float(np.max(running))
+    results = []
+    for k in range(1, 8):
+        limit = floor + k * (top - floor) / 8
+        # running - A (1 - x) <= limit  <=>  A x <= limit - running + A 1
+        res = linprog(-runtimes, A_ub=A, b_ub=limit - running + A.sum(1), bounds=[(0, 1)] * len(nodes),
+                      method="highs")  # fmt: skip
+        if res.status == 0:
+            results.append(int(np.sum((res.x > 1e-6) & (res.x < 1 - 1e-6))))
+    fractional = sum(1 for f in results if f)
+    return (f"interval LP ({rows} rows, consecutive ones: {consecutive}) at {len(results)} limits between "
+            f"{floor / 2**20:.1f} and {top / 2**20:.1f} MiB: fractional optimum at {fractional} "
+            f"(fractional variables per limit {results})")  # fmt: skip
 
 
 def tables(path: Path) -> str:

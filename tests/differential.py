@@ -25,8 +25,8 @@ from collections import Counter
 from fractions import Fraction
 
 import numpy as np
-
 from oracles import brute_force
+
 from remat_knapsack import frontier, instances, solve
 from remat_knapsack._common._grid import grid_exponent
 from remat_knapsack._common._validate import validate

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import random
 
+import differential
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-
-import differential
 
 cases = st.integers(0, 2**63).map(lambda seed: differential.draw_case(random.Random(seed)))
 

@@ -1,4 +1,4 @@
-"""Issue 9's benchmark pieces: combo's reference table and targets, per-job runner options,
+"""The exact-core benchmark's pieces: combo's reference table and targets, per-job runner options,
 and benchmarks/bench_sparse.py end to end on a tiny grid (no timing is asserted)."""
 
 from __future__ import annotations

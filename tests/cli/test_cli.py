@@ -251,7 +251,7 @@ def test_bench_rejects_unknown_solver(tmp_path):
     assert r.returncode == 2 and "nope" in r.stderr and "Traceback" not in r.stderr
 
 
-# ----------------------------------------------------------------- issue 10, item 14
+# ----------------------------------------------------------------- errors and exit codes
 
 BIG = "1" + "0" * 400  # 10**400: beyond float64
 BAD_CALLS = {

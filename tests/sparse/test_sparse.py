@@ -363,7 +363,7 @@ def test_near_line_items_take_count_path(cls):
     assert (s.value, s.saved) == (ref.value, ref.saved)
 
 
-# --- Values compared exactly (issue 10, item 6) ------------------------------
+# --- Values compared exactly ------------------------------
 
 
 def test_large_integer_runtimes_are_not_ties():

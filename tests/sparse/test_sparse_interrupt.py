@@ -1,4 +1,4 @@
-"""Ctrl-C reaches the compiled loops of ``sparse`` and ``_bounds`` (issue 10, item 12).
+"""Ctrl-C reaches the compiled loops of ``sparse`` and ``_bounds``.
 
 Each case runs in a child process that starts a solve taking far longer than
 the test (minutes), is sent SIGINT once the solve has started, and must die

@@ -1,4 +1,4 @@
-"""The budget sweep (issue 11): reports without torch, measurements with a tiny MLP under aot_eager.
+"""The budget sweep: reports without torch, measurements with a tiny MLP under aot_eager.
 
 Report logic (``best``, ``non_monotonic``, CSV, table) is checked on constructed
 reports and needs no torch. The torch part sweeps one hand-written 2-block MLP

@@ -1,4 +1,4 @@
-"""torch.compile integration (issue 4).
+"""torch.compile integration.
 
 torch.compile costs 10-40 s per model on these CPUs, so the module compiles one small
 transformer once (fixture ``compiled``) and the tests share it: gradients, the

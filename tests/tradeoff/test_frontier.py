@@ -131,7 +131,7 @@ def test_default_budget_keeps_the_last_breakpoint_with_real_weights():
     assert f.best(f.max_memory) == f.value[-1]
 
 
-# ---------------------------------------------------------------- issue 10
+# ---------------------------------------------------------------- the contract's edges
 
 
 def test_real_weights_breakpoints_are_exact_sums():

@@ -5,7 +5,7 @@ A solve at n = 10^5 allocates and frees some tens of MiB of numpy
 temporaries. glibc returns freed memory at the top of the heap to the system
 once more than ``M_TOP_PAD`` (128 KiB) of it is free, so the next temporary
 faults its pages in again; on this project's machine a minor fault costs
-about 3 us (docs/sparse.md). ``keep_for(n)`` raises ``M_TOP_PAD`` to
+about 3 us (docs/algorithms.md). ``keep_for(n)`` raises ``M_TOP_PAD`` to
 ``PER_ITEM`` bytes an item (at most ``MAX_PAD``), never lowering it, so freed
 memory stays for the next temporary and the next solve.
 
@@ -18,7 +18,7 @@ it stood, every array above it would be mapped and faulted in anew. So
 The price is memory: freed memory kept in the heap cannot always hold the
 next, larger array, so the peak rises, and what stays resident between
 solves is at most the padding, of pages a solve touched (measured in
-docs/sparse.md). ``solve`` asks for it only when no ``memory_limit`` is
+docs/algorithms.md). ``solve`` asks for it only when no ``memory_limit`` is
 given (a padding set by an earlier solve stays). Nothing changes when the
 C library is not glibc, when ``REMAT_KNAPSACK_HEAP_PAD=0`` is set, or when
 the user set glibc's own (``MALLOC_TOP_PAD_``, ``MALLOC_MMAP_THRESHOLD_``,

@@ -8,7 +8,7 @@ for its range of ranks, the sum of a ``key`` (what a descent is limited by,
 e.g. weight), of the item count and, optionally, of a carried ``val`` (e.g.
 value). The fields of a node lie side by side (``width`` doubles a node:
 key, count[, val]), so an update touches one cache line a level, not one
-per field (measured in docs/sparse.md).
+per field (measured in docs/algorithms.md).
 Ranks are 1-based inside; the node array has n + 1 nodes, node 0 unused.
 Fenwick, "A new data structure for cumulative frequency tables" (1994).
 

@@ -171,7 +171,7 @@ cdef enum:
 
 cdef enum:
     # A count-mode decide run gets 1/COUNT_SHARE of the count path's budget
-    # (the first over it ends them for the pass; docs/sparse.md, 0.11).
+    # (the first over it ends them for the pass; docs/algorithms.md).
     COUNT_SHARE = 4
 
 
@@ -296,7 +296,7 @@ cdef Py_ssize_t FILL_BITS_WORK = 1 << 22
 cdef Py_ssize_t FILL_BITS_FIRST = 1 << 17
 # A question whose history does not fit: the sets of at most FILL_NEAR_SWAPS
 # more items swapped in than out (or out than in) at any step, on the nearest
-# items whose history fits (``_fill_near``; docs/sparse.md 0.10).
+# items whose history fits (``_fill_near``; docs/algorithms.md).
 cdef Py_ssize_t FILL_NEAR_SWAPS = 2
 cdef Py_ssize_t FILL_NEAR_WORK = 1 << 19  # its word operations at most (the items it takes)
 # Before the bit sets: ``_count_fill.fill_greedy``'s O(n) yes.
@@ -1313,7 +1313,7 @@ cdef Py_ssize_t _prefix_probe(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
 # After GREEDY_MISSES greedy sets in a row fall short of the target, the
 # next tries back off: one every 2, 4, 8, ... witness items that reach the
 # test (a set that reaches it resets this). Each try is a pass over the
-# free items, and on some families none finds a set (docs/sparse.md, 0.18).
+# free items, and on some families none finds a set (docs/algorithms.md).
 cdef Py_ssize_t GREEDY_MISSES = 4
 
 
@@ -1376,7 +1376,7 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
 # A window run (``_window``) is tried before a decide run on at least
 # WINDOW_FROM free items: on the WINDOW of them nearest the break, within
 # WINDOW_STATES states. On fewer items a full run's set-up costs less than
-# the windows that miss (strongly correlated, n=10^4: docs/sparse.md).
+# the windows that miss (strongly correlated, n=10^4: docs/algorithms.md).
 cdef Py_ssize_t WINDOW = 512
 cdef Py_ssize_t WINDOW_FROM = 16384
 cdef Py_ssize_t WINDOW_STATES = 2048

@@ -11,7 +11,7 @@ w_(k+1) - s is in every k-set (it is in A and cannot leave), and one
 heavier than w_(k) + s is in none. With a small slack (the count is the
 most items that fit) that fixes all but the items near the k-th weight,
 and the count bound of what is left is nearly exact where the LP's is not
-(Pisinger's circle items; docs/sparse.md, 0.11). The same distances to a
+(Pisinger's circle items; docs/algorithms.md). The same distances to a
 pivot weight as in ``_count_fill.pxd``.
 
 Weights: integers below 2**53 in total (exact sums and comparisons).

@@ -25,7 +25,7 @@ Where the most items that fit are optimal and light items are worth much
 more than the capacity they free (Pisinger's circle items, v = (2/3)
 sqrt(4R^2 - (w - 2R)^2)), the window makes U(m, c, 0) nearly exact while
 the count bound of k = m - 1 sits hundreds above the optimum; there a few
-bounds replace count runs of millions of states (docs/sparse.md, 0.11).
+bounds replace count runs of millions of states (docs/algorithms.md).
 O(n) a bound; a proof splits at most ``2 log2 m + 8`` ranges (``4 log2 m
 + 17`` bounds).
 
@@ -71,7 +71,7 @@ class Lift:
         # keeps its last lam, and the next bound there is first the count
         # bound at that lam (one selection; any lam >= 0 gives a bound),
         # searched for its best lam only when that does not prove the range
-        # (circle items, n=10^5: docs/sparse.md, 0.13).
+        # (circle items, n=10^5: docs/algorithms.md).
         self.lams: dict[int, tuple[float, float]] = {}  # place -> (its last lam, the one before, or the last)
         # ... and a place the last proof split is split again without its bound
         self.split: set[int] = set()

@@ -16,7 +16,7 @@ the maximum over count pairs taken exactly in O(n) (the largest b for each a
 by a search on prefix sums). Pisinger's *multiple strongly correlated* items
 (v = w + 3R/10 when 6 | w, else w + 2R/10) are of this kind, and there
 this bound is much tighter than the LP and single-count bounds
-(docs/sparse.md has the measurements). It generalises the
+(docs/algorithms.md). It generalises the
 cardinality bound of strongly correlated items (one line) to two lines; it
 is a combinatorial cousin of the surrogate relaxation with a cardinality
 constraint of Martello, Pisinger and Toth (1999).

@@ -90,7 +90,7 @@ def ascending(x):
     """Positions of ``x`` (no NaN) by ascending value, ties by ascending
     position: ``descending`` of -x (negation is exact). The canonical pass's
     weight and value orders, cheaper so than ``_radix``'s sort there
-    (docs/sparse.md, 0.16).
+    (docs/algorithms.md).
 
     >>> ascending(np.array([0.5, 2.0, 0.5, 3.0])).tolist()
     [0, 2, 1, 3]

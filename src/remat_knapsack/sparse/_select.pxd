@@ -9,7 +9,7 @@ swap window, ``_count_window.pxd``), by the same quickselect. ``group_ids``: whi
 are identical (same weight and value), by open-addressing hashing (expected
 O(n), a cache miss an item): the canonical pass's fallback when one pass
 over the weight order cannot tell (a run of equal weights mixes values). They
-replace O(n log n) work that cost 2-8 ms at 10^5 items (docs/sparse.md).
+replace O(n log n) work that cost 2-8 ms at 10^5 items (docs/algorithms.md).
 """
 
 from libc.math cimport INFINITY, floor

@@ -85,7 +85,7 @@ and, for step 3, ``_canonical.pyx``; GIL released):
    the slack of the k lightest items, an item lighter than w_(k+1) - s is
    in every k-set and one heavier than w_(k) + s in none) and refits the
    multipliers to the items left: near the most items that fit that makes
-   the count bound nearly exact (circle items; docs/sparse.md, 0.11). A
+   the count bound nearly exact (circle items; docs/algorithms.md). A
    count k below the most that fit, m, whose run outgrows max(32,768, 2 n) states is
    first tried by its *lift* (``_lift.py``): a k-set plus its m - k lightest
    missing items is an m-set, so the windowed bound of m-sets, less what
@@ -226,7 +226,7 @@ per item whose membership bounds cannot settle, typically a handful.
 
 Complexity: O(n log n) for sorting plus O(states) per core step; worst case
 O(n * min(W, 2**n)) like any Pareto DP (state counts measured per family:
-docs/sparse.md). Memory O(states + n), independent of W.
+docs/algorithms.md). Memory O(states + n), independent of W.
 
 Exactness. Quantised weights are integers (exact in float64 below 2**53).
 With ``scale=None`` the weights are made integers first, exactly: every
@@ -451,7 +451,7 @@ _FORCE_COUNT = False
 # A count below the most that fit whose run outgrows max(_LIFT_AFTER,
 # _LIFT_PER_ITEM n) states is tried by its lift (``_lift``) before the run
 # goes on: a lift that fails costs up to ~75 O(n) bounds. A trial's states
-# do not count against the count path's budget (docs/sparse.md, 0.11).
+# do not count against the count path's budget (docs/algorithms.md).
 _LIFT = True
 _LIFT_AFTER = 32_768
 _LIFT_PER_ITEM = 2
@@ -461,7 +461,7 @@ _TOL = _sparse.TOLERANCES
 # items either side of the break: around it the weights of count-structured
 # items span little (efficiency follows weight), and a narrow span fits the
 # slope to the noise (almost strongly correlated items, n = 10^5: mu fell to 0
-# and the count bound with it; docs/sparse.md).
+# and the count bound with it; docs/algorithms.md).
 _FIT_DIV = 128
 
 
@@ -598,7 +598,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
 
     On almost strongly correlated items (v = w + R/10 +- R/500) the
     weight-only bound is loose, but the optimum has one count and that
-    count's bound is tight (docs/sparse.md). The LP optimum has b + f items
+    count's bound is tight (docs/algorithms.md). The LP optimum has b + f items
     (b: break count), and the count bound is concave in k, so the counts
     worth a run are an interval around b, b + 1; scanning outwards stops at
     the first count whose bound is below the incumbent. Runs accept ties, so

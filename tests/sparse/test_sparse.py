@@ -1059,3 +1059,23 @@ def test_no_fitted_line_takes_the_count_path(seed):
     assert (s.value, s.saved) == (plain.value, plain.saved)
     if seed == 1:  # the one the 1,000-state trial does not settle
         assert s.stats["counts"] == [500] and plain.stats["counts"] == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 9), st.integers(1, 1000)), min_size=1, max_size=9),
+    st.integers(0, 40),
+    # odd part times a power of two: every b * factor (b <= 1000) is a float64 exactly
+    st.sampled_from([((1 << 30) + 1) << 30, 3 << 60, ((1 << 20) + 7) << 40, ((1 << 40) + 3) << 2]),
+)
+def test_runtimes_past_2_53_with_a_common_factor_are_divided_exactly(items, cap, factor):
+    # FLOP counts past 2**53 that share a large factor: divided by it in Python
+    # integers, they are small integers, so the kernel compares them exactly
+    # without the exact-integer pass, and finds dp_knapsack's own set.
+    w = [a for a, _ in items]
+    r = [b * factor for _, b in items]
+    want = solve(w, [float(b) for _, b in items], cap, solver="dp", scale=1).saved
+    for scale in (1, None):
+        s = solve([float(a) for a in w], [float(x) for x in r], float(cap), solver="sparse", scale=scale)
+        assert s.saved == want
+        assert s.stats.get("integral", True) and "exact_values" not in s.stats

@@ -394,6 +394,10 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
     if float(v.max()) < _EXACT and np.array_equal(v, np.floor(v)):
         g = _divide_gcd(v)  # integers already; the gcd takes any common power of two
         return (g, True) if _total_below_exact(g) else (v, False)
+    if np.array_equal(v, np.floor(v)):
+        g = _divide_big_gcd(v)  # FLOP counts past 2**53 often share a large factor
+        if g is not None and _total_below_exact(g):
+            return g, True
     with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
         g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
     if np.all(np.isfinite(g)) and _total_below_exact(g):
@@ -422,6 +426,24 @@ def _divide_gcd(g: np.ndarray) -> np.ndarray:
         return g
     d = _sparse.gcd_of(np.ascontiguousarray(g, dtype=np.float64))
     return g / d if d > 1 else g
+
+
+def _divide_big_gcd(v: np.ndarray) -> np.ndarray | None:
+    """Integers, some at or above 2**53, divided by their greatest common
+    divisor in Python integers (float64 holds each value exactly, but
+    ``_sparse.gcd_of`` only integers below 2**53), or None when the gcd is 1.
+    Works on the distinct values: a real graph repeats a few shapes.
+    """
+    distinct, where = np.unique(v, return_inverse=True)
+    ints = [int(x) for x in distinct.tolist()]
+    d = 0
+    for x in ints:
+        d = math.gcd(d, x)
+        if d == 1:
+            return None
+    if d <= 1:
+        return None
+    return np.array([x // d for x in ints], dtype=np.float64)[where.reshape(-1)]
 
 
 def _value_tolerance(v: np.ndarray) -> float:

@@ -268,7 +268,10 @@ def interval_check(name: str, pairs: int = 60) -> dict:
             seen["nodes"] = list(nodes)
             return super().__call__(memory, joint_graph, max_memory, node_info, nodes)
 
-    cap.saved_for_budget(PEAK_BUDGET, solver=Grab())
+    from remat_knapsack.torch import _plugin
+
+    with _plugin._wrapper_held():  # the runtimes PyTorch computes reach the solver
+        cap.saved_for_budget(PEAK_BUDGET, solver=Grab())
     nodes = seen["nodes"]
     n = len(nodes)
 

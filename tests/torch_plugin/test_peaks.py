@@ -92,7 +92,10 @@ def _candidates(cap):
             seen["runtimes"] = self._runtimes(memory, joint_graph, nodes)[0]
             return super().__call__(memory, joint_graph, max_memory, node_info, nodes)
 
-    cap.saved_for_budget(0.5, solver=Grab())
+    from remat_knapsack.torch import _plugin
+
+    with _plugin._wrapper_held():  # the runtimes PyTorch computes reach the solver
+        cap.saved_for_budget(0.5, solver=Grab())
     return seen["nodes"], seen["memory"], seen["runtimes"]
 
 

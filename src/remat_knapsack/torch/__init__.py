@@ -101,8 +101,12 @@ from ._symbols import MIN_TORCH, check  # noqa: E402
 
 check()  # an unsupported torch fails here, naming the first private name it lacks
 
-from ._fit import FitReport, fit  # noqa: E402
-from ._peaks import PeakPrediction, predict_peaks  # noqa: E402
+from ._fit import (  # noqa: E402
+    FitReport,
+    fit,
+    predict_peaks,  # noqa: E402
+)
+from ._peaks import PeakPrediction  # noqa: E402
 from ._plugin import (  # noqa: E402
     PEAK_BUDGET,
     KnapsackSolver,

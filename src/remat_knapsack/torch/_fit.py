@@ -21,7 +21,7 @@ import json
 import math
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +29,12 @@ import torch
 import torch._functorch.config as _fconfig
 
 from ..errors import PeakLimitError
+from ..sweep_report import check_budgets
 from . import _peaks
 from . import _plugin as _rt
 from ._sweep import _check_model, _device, _sync, _zero_grad, profile_peak_bytes, saved_tensor_bytes
 
-__all__ = ["FitReport", "fit", "MAX_COMPILES"]
+__all__ = ["FitReport", "fit", "predict_peaks", "MAX_COMPILES"]
 
 #: Compiles :func:`fit` may spend (the first plan and up to two corrections).
 MAX_COMPILES = 3
@@ -241,3 +242,43 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
         "plans": [c["plan"] for c in solver.choices],
     }
+
+
+def predict_peaks(
+    model: Callable[..., Any],
+    args: Any,
+    budgets: Sequence[float],
+    *,
+    loss: Callable[[Any], Any] | None = None,
+    backend: Any = "aot_eager",
+) -> list[_peaks.PeakPrediction]:
+    """Predicted peak and saved bytes of one training step at each budget, from one compile.
+
+    The model is compiled once (its forward run once, to capture the joint
+    graphs); each budget's saved set is what the partitioner picks with our
+    ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
+    shortcuts included), and its peak comes from the liveness pass over the
+    forward and backward graphs the partitioner extracts for it. Cost: one
+    compile plus a few graph passes per budget, against one compile per budget
+    for :func:`~remat_knapsack.torch.sweep`.
+
+    The model is the one ``aot_eager`` runs: ``inductor`` fuses and reorders,
+    which the model does not see (see ``docs/planning-for-bytes.md``).
+    ``loss`` is checked as :func:`sweep` checks it; the loss computed outside
+    the compiled model is small and not modelled.
+    """
+    budget_list = check_budgets(budgets)
+    args = args if isinstance(args, tuple) else (args,)
+    loss_fn = _check_model(model, args, loss)
+    tangent_bytes = _peaks.output_grad_bytes(model, args, loss_fn)
+    caps = _peaks._compile_and_capture(model, args, backend)
+    if len(caps) == 1:
+        caps[0].tangent_bytes = tangent_bytes
+    out = []
+    solver = _rt.KnapsackSolver("auto")
+    for b in budget_list:
+        with _rt._wrapper_held():
+            graphs = [c.peak(c.saved_for_budget(b, solver)) for c in caps]
+        out.append(_peaks.PeakPrediction(budget=b, peak_bytes=_peaks.step_peak(graphs),
+                                  saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
+    return out

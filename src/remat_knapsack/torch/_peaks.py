@@ -40,10 +40,7 @@ import torch
 import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
-from ..sweep_report import check_budgets
-from . import _plugin as _rt
-
-__all__ = ["Capture", "GraphPeak", "PeakPrediction", "predict_peaks", "capture_graphs", "op_workspaces", "step_peak"]
+__all__ = ["Capture", "GraphPeak", "PeakPrediction", "capture_graphs", "op_workspaces", "step_peak"]
 
 _cap_lock = threading.RLock()
 #: Lists told of every joint graph partitioned while they are registered.
@@ -376,10 +373,12 @@ class Capture:
         self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
 
     # saved sets
-    def saved_for_budget(self, budget: float, solver: Any = None) -> list[Any]:
-        """The saved set the partitioner picks at ``budget`` with ``solver`` (ours, "auto", by default)."""
-        value = solver if solver is not None else _rt.KnapsackSolver("auto")
-        with _rt._wrapper_held(), _fconfig.patch(activation_memory_budget_solver=value), _dispatch_allowed():
+    def saved_for_budget(self, budget: float, solver: Any) -> list[Any]:
+        """The saved set the partitioner picks at ``budget`` with ``solver``.
+
+        The caller holds the plug-in's runtime wrapper (``_plugin._wrapper_held``)
+        when ``solver`` needs PyTorch's runtimes, as ours do."""
+        with _fconfig.patch(activation_memory_budget_solver=solver), _dispatch_allowed():
             with _bypass():
                 return list(_ORIGINAL["choose"](self.joint_graph, self.node_info, memory_budget=budget))
 
@@ -574,7 +573,7 @@ def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searc
 
 def _peak_solver() -> Any:
     value = _fconfig.activation_memory_budget_solver
-    return value if isinstance(value, _rt.KnapsackSolver) and value.max_peak_bytes is not None else None
+    return value if getattr(value, "max_peak_bytes", None) is not None else None  # a KnapsackSolver's
 
 
 def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -> Any:
@@ -683,46 +682,6 @@ def _compile_and_capture(model: Any, args: tuple, backend: Any) -> list[Capture]
             "(use aot_eager or inductor), or nothing requires grad"
         )
     return caps
-
-
-def predict_peaks(
-    model: Callable[..., Any],
-    args: Any,
-    budgets: Sequence[float],
-    *,
-    loss: Callable[[Any], Any] | None = None,
-    backend: Any = "aot_eager",
-) -> list[PeakPrediction]:
-    """Predicted peak and saved bytes of one training step at each budget, from one compile.
-
-    The model is compiled once (its forward run once, to capture the joint
-    graphs); each budget's saved set is what the partitioner picks with our
-    ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
-    shortcuts included), and its peak comes from the liveness pass over the
-    forward and backward graphs the partitioner extracts for it. Cost: one
-    compile plus a few graph passes per budget, against one compile per budget
-    for :func:`~remat_knapsack.torch.sweep`.
-
-    The model is the one ``aot_eager`` runs: ``inductor`` fuses and reorders,
-    which the model does not see (see ``docs/planning-for-bytes.md``).
-    ``loss`` is checked as :func:`sweep` checks it; the loss computed outside
-    the compiled model is small and not modelled.
-    """
-    from ._sweep import _check_model
-
-    budget_list = check_budgets(budgets)
-    args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _check_model(model, args, loss)
-    tangent_bytes = output_grad_bytes(model, args, loss_fn)
-    caps = _compile_and_capture(model, args, backend)
-    if len(caps) == 1:
-        caps[0].tangent_bytes = tangent_bytes
-    out = []
-    for b in budget_list:
-        graphs = [c.peak(c.saved_for_budget(b)) for c in caps]
-        out.append(PeakPrediction(budget=b, peak_bytes=step_peak(graphs),
-                                  saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
-    return out
 
 
 # ---------------------------------------------------------------------- the peak-constrained search

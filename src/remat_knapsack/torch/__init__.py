@@ -2,8 +2,8 @@
 
 Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
 :func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
-each budget and measures it), ``_peaks`` (the peak model, :func:`predict_peaks`)
-and ``_fit`` (:func:`fit`). May import: torch, and every torch-free part of
+each budget and measures it), ``_peaks`` (the peak model; it imports none of
+the others) and ``_fit`` (:func:`predict_peaks`, :func:`fit`). May import: torch, and every torch-free part of
 the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
 

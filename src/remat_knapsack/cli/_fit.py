@@ -49,9 +49,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from ..torch import PeakLimitError, fit
     except ImportError as e:
         raise CliError(f"fit needs PyTorch: {e}", EXIT_FAIL) from None
-    made = _load_target(args.target)
-    model, inputs = made[0], made[1]
-    loss = made[2] if len(made) == 3 else None
+    model, inputs, loss = _load_target(args.target)
     try:
         report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats)
     except PeakLimitError as e:

@@ -65,8 +65,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return s
 
 
-def _load_target(target: str) -> Any:
-
+def _load_target(target: str) -> tuple[Any, Any, Any]:
+    """``MODULE:FUNCTION`` called: (model, args, loss or None)."""
     module_name, sep, func_name = target.rpartition(":")
     if not sep or not module_name or not func_name:
         raise CliError(f"target {target!r} must be MODULE:FUNCTION")
@@ -90,7 +90,7 @@ def _load_target(target: str) -> Any:
     made = func()
     if not isinstance(made, tuple) or len(made) not in (2, 3):
         raise CliError(f"{target}() must return (model, args) or (model, args, loss), got {type(made).__name__}")
-    return made
+    return made[0], made[1], made[2] if len(made) == 3 else None
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -100,9 +100,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from ..torch import sweep
     except ImportError as e:
         raise CliError(f"sweep needs PyTorch: {e}", EXIT_FAIL) from None
-    made = _load_target(args.target)
-    model, inputs = made[0], made[1]
-    loss = made[2] if len(made) == 3 else None
+    model, inputs, loss = _load_target(args.target)
     try:
         report = sweep(model, inputs, budgets=args.budgets, loss=loss, backend=args.backend,
                        solver=args.solver, repeats=args.repeats, progress=not args.quiet)  # fmt: skip

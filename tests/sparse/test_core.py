@@ -98,3 +98,58 @@ def test_large_uncorrelated_takes_the_core():
         a = solve(w, v, c, solver="sparse", scale=1)
     b = solve(w, v, c, solver="dp", scale=1)
     assert (a.value, a.saved) == (b.value, b.saved)
+
+
+def _split_cases():
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 40, 700, 5000):
+        w = rng.integers(1, 1000, n).astype(float)
+        yield "random", w, rng.integers(1, 1000, n).astype(float)
+        yield "equal efficiency", w, w.copy()  # subset sum: one efficiency for all
+        yield "few values", w, (w * rng.integers(1, 4, n)).astype(float)  # many ties
+        v = rng.integers(1, 1000, n).astype(float)
+        o = np.argsort(-(v / w), kind="stable")
+        yield "sorted", w[o].copy(), v[o].copy()  # efficiency order already
+        yield "reversed", w[o][::-1].copy(), v[o][::-1].copy()
+
+
+@pytest.mark.parametrize("frac", [0.01, 0.3, 0.5, 0.97])
+def test_split_at_break_brackets_the_break_item(frac):
+    # The pieces, each sorted, are the full efficiency order (ties by
+    # position), and the break item of that order is mid[b].
+    from remat_knapsack.sparse._order import descending
+
+    for name, w, v in _split_cases():
+        c = float(int(frac * w.sum()))
+        if w.sum() <= c:
+            continue
+        eff = v / w
+        split = _core.split_at_break(w, eff, c)
+        full = descending(eff)
+        assert np.array_equal(split.order(eff), full), name
+        assert np.array_equal(np.sort(np.concatenate((split.top, split.mid, split.low))), np.arange(w.size))
+        above = w[split.top].sum()
+        assert above + w[split.mid[:split.b]].sum() <= c < above + w[split.mid[:split.b + 1]].sum()
+        b = int(np.searchsorted(np.cumsum(w[full]), c, side="right"))
+        assert full[b] == split.mid[split.b], name
+        if len(w) >= 5000 and name == "random":
+            assert split.mid.size < w.size / 2  # only the items around the break were sorted
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 40)), min_size=1, max_size=13),
+    st.floats(0, 1),
+)
+def test_core_of_split_agrees_with_every_optimal_set(items, frac):
+    w = np.array([float(a) for a, _ in items])
+    v = np.array([float(b) for _, b in items])
+    c = float(int(frac * w.sum()))
+    if w.sum() <= c:
+        return  # every item fits: no break, no core
+    idx, fixed_in, room = _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
+    assert room == c - w[fixed_in].sum()
+    out = set(range(len(w))) - set(idx.tolist()) - set(fixed_in.tolist())
+    for pick in _optimal_sets(w.tolist(), v.tolist(), c):
+        assert all(pick[i] for i in fixed_in.tolist())
+        assert not any(pick[i] for i in out)

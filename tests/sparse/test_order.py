@@ -33,6 +33,20 @@ def test_crowded_and_tied_values(n):
         assert np.array_equal(descending(x), _expected(x))
 
 
+@pytest.mark.parametrize("n", [1, 2, 1000])
+def test_values_already_in_order(n):
+    """Non-increasing values (equal ones, as a subset-sum instance's
+    efficiencies) are in order already: their positions, unsorted."""
+    rng = np.random.default_rng(n)
+    falling = -np.sort(-rng.integers(0, 5, n).astype(np.float64))
+    for x in (np.ones(n), falling, np.array([0.0, -0.0] * n)):
+        assert np.array_equal(descending(x), _expected(x))
+    if n > 1:
+        rise = falling.copy()
+        rise[-1] = rise[0] + 1  # one rise at the end: the sort after all
+        assert np.array_equal(descending(rise), _expected(rise))
+
+
 def test_falls_back_when_values_crowd_too_much():
     """Past MOVES_PER_ITEM moves an item the insertion pass gives up: the
     same order, from np.argsort."""

@@ -1050,7 +1050,7 @@ def test_no_fitted_line_takes_the_count_path(seed):
     o = descending(v / w)
     ws, vs = w[o], v[o]
     b = int(np.searchsorted(np.cumsum(ws), inst.max_memory, side="right"))
-    topv = np.concatenate([[0.0], np.cumsum(np.sort(v)[::-1])])
+    topv = sparse._TopValues(v, vs)
     assert sparse._multipliers(ws, vs, inst.max_memory, b, topv)[0] == 0.0  # no fitted line
     args = (inst.memory, inst.runtimes, inst.max_memory)
     s = solve(*args, solver="sparse", scale=1)
@@ -1079,3 +1079,15 @@ def test_runtimes_past_2_53_with_a_common_factor_are_divided_exactly(items, cap,
         s = solve([float(a) for a in w], [float(x) for x in r], float(cap), solver="sparse", scale=scale)
         assert s.saved == want
         assert s.stats.get("integral", True) and "exact_values" not in s.stats
+
+
+def test_top_values_are_the_value_prefix_sums_largest_first():
+    # Made on first use (only a negative count multiplier reads them); the
+    # same sums whether the efficiency order is monotone in value or not.
+    rng = np.random.default_rng(5)
+    for v in (rng.integers(1, 100, 50).astype(float), np.arange(1.0, 51.0), np.arange(50.0, 0.0, -1.0)):
+        for vs in (v, v[::-1].copy(), rng.permutation(v)):
+            top = sparse._TopValues(v, vs)
+            expected = np.concatenate([[0.0], np.cumsum(np.sort(v)[::-1])])
+            assert np.array_equal(top.sums(), expected)
+            assert top.sums() is top.sums()

@@ -25,7 +25,14 @@ correlated and similar-weights classes); on correlated classes the greedy bound 
 the core is most items, and the kernel goes on with all of them (the test
 costs a few O(n) passes).
 
-Complexity: O(n) after the sort. Memory: O(n).
+``split_at_break`` finds the break item without sorting every item, as
+combo does: a sample of the efficiencies places two thresholds around it,
+and only the items between them are sorted (``Split``). ``core_of_split``
+is ``core`` on such a split; when the core is too large to solve alone, the
+split's pieces, each sorted, are the full efficiency order.
+
+Complexity: O(n) after the sort; O(n) expected with a split (plus the sort
+of the items between its thresholds). Memory: O(n).
 
 >>> import numpy as np
 >>> w = np.array([10.0, 10.0, 10.0, 10.0] * 8)
@@ -39,12 +46,17 @@ Complexity: O(n) after the sort. Memory: O(n).
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from . import _sparse
 from ._fixing import fix_by_bound
+from ._order import descending
 
-__all__ = ["core", "worth_it", "decided", "MIN_ITEMS", "CORE_SHARE", "LOOSE"]
+__all__ = ["core", "core_of_split", "split_at_break", "Split", "worth_it", "decided", "MIN_ITEMS",
+           "CORE_SHARE", "LOOSE"]
 
 _TOL = _sparse.TOLERANCES
 #: Below this many items the kernel's own set-up is as cheap.
@@ -56,6 +68,12 @@ CORE_SHARE = 0.15
 #: of its states on every such instance measured, almost strongly correlated
 #: and circle items, at 0.2-2.6 ms each).
 LOOSE = 0.5
+#: ``split_at_break`` samples this many efficiencies (evenly spaced positions)
+#: and puts its thresholds this share of the sample either side of where the
+#: sample's weight crosses the capacity; when the break item is not between
+#: them, once more at four times the share, then not at all.
+SAMPLE = 1024
+MARGIN = 1 / 16
 
 
 def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float, b: int, tol: float):
@@ -72,10 +90,90 @@ def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float,
     # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
     # then spin, a second core busy for the rest of the solve.)
     lower = (float(vs[:b].sum()) + added) * (1.0 - n * 2.0**-52)
-    _, fix_in, fix_out = decided(w, v, c, float(vs[b] / ws[b]), 0.0, 0.0, _TOL["rel_lp"], lower - tol,
-                                   reduced=False)
+    return _fixed(w, v, c, float(vs[b] / ws[b]), lower - tol)
+
+
+def _fixed(w, v, c, lam, thr):
+    """(free items, fixed-in items, the capacity those leave) by Dantzig's
+    bound with multiplier ``lam`` against ``thr``."""
+    _, fix_in, fix_out = decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr, reduced=False)
     fixed = np.flatnonzero(fix_in)
     return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
+
+
+@dataclass(frozen=True)
+class Split:
+    """Items split around the break item by two efficiency thresholds.
+
+    ``top``: the positions whose efficiency is above the upper threshold
+    (ascending positions, unsorted by efficiency); ``mid``: those between the
+    thresholds, in efficiency order (descending, ties by ascending position);
+    ``low``: those below the lower threshold (ascending positions). The items
+    of ``top`` weigh at most the capacity, with ``mid`` more: the break item
+    is ``mid[b]``. No efficiency appears in two pieces, so the pieces, each
+    sorted, are the full efficiency order (``order``).
+    """
+
+    top: np.ndarray
+    mid: np.ndarray
+    low: np.ndarray
+    b: int
+
+    def order(self, eff: np.ndarray) -> np.ndarray:
+        """Every position by descending efficiency ``eff``, ties by ascending
+        position, as ``descending(eff)``: the two outer pieces sorted."""
+        top = self.top[descending(eff[self.top])] if self.top.size > 1 else self.top
+        low = self.low[descending(eff[self.low])] if self.low.size > 1 else self.low
+        return np.concatenate((top, self.mid, low))
+
+
+def split_at_break(w: np.ndarray, eff: np.ndarray, c: float) -> Split:
+    """A ``Split`` of items with weights ``w`` (float64 integers with exact
+    sums, more than ``c`` in all) and efficiencies ``eff``. O(n) plus the
+    sort of the items between the thresholds (about an eighth of them; all
+    of them when two tries at the thresholds miss the break item)."""
+    n = w.size
+    m = min(n, SAMPLE)
+    step = n // m
+    at = np.arange(0, step * m, step)
+    s_eff, s_w = eff[at], w[at]
+    so = descending(s_eff)
+    crossing = np.cumsum(s_w[so]) * (float(w.sum()) / float(s_w.sum()))  # the sample's estimate of the prefix weight
+    j = int(np.searchsorted(crossing, c, side="right"))
+    for share in (MARGIN, 4 * MARGIN, None):
+        g = max(16, int(share * m)) if share is not None else m  # None: every item between
+        hi = float(s_eff[so[j - g]]) if j - g >= 0 else math.inf
+        lo = float(s_eff[so[j + g]]) if j + g < m else -math.inf
+        above = eff > hi
+        room = c - float(w[above].sum())  # integer sums below 2**53: exact
+        if room < 0:
+            continue
+        below = eff < lo
+        between = ~(above | below)
+        mid = np.flatnonzero(between)
+        mid = mid[descending(eff[mid])]
+        prefix = np.cumsum(w[mid])
+        if mid.size == 0 or prefix[-1] <= room:
+            continue
+        b = int(np.searchsorted(prefix, room, side="right"))
+        return Split(np.flatnonzero(above), mid, np.flatnonzero(below), b)
+    raise ValueError("split_at_break: the items must weigh more than the capacity")
+
+
+def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: float):
+    """``core`` for items split at the break (``split_at_break``): the break
+    solution is ``top`` and ``mid[:b]``; the greedy completion goes on
+    through the rest of ``mid`` in efficiency order, then ``low`` in
+    position order (any completion that fits gives a lower bound)."""
+    n = w.size
+    head = split.mid[:split.b]
+    rest = np.concatenate((split.mid[split.b:], split.low))
+    room = c - float(w[split.top].sum()) - float(w[head].sum())
+    x = np.zeros(rest.size, dtype=np.uint8)
+    added = _sparse.greedy_fill(np.ascontiguousarray(w[rest]), np.ascontiguousarray(v[rest]), 0, room, x)
+    lower = (float(v[split.top].sum()) + float(v[head].sum()) + added) * (1.0 - n * 2.0**-52)
+    brk = split.mid[split.b]
+    return _fixed(w, v, c, float(v[brk] / w[brk]), lower - tol)
 
 
 def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:

@@ -62,6 +62,15 @@ cdef bint _positions(const double* x, const uint64_t* key, Py_ssize_t n, int bit
     return True
 
 
+cdef bint _non_increasing(const double* x, Py_ssize_t n) noexcept nogil:
+    """Whether x[0] >= x[1] >= ... (stops at the first rise)."""
+    cdef Py_ssize_t i
+    for i in range(1, n):
+        if x[i] > x[i - 1]:
+            return False
+    return True
+
+
 def descending(const double[::1] x):
     """Positions of ``x`` (no NaN) by descending value, ties by ascending
     position, as ``np.argsort(-x, kind="stable")``.
@@ -78,6 +87,10 @@ def descending(const double[::1] x):
     cdef uint64_t[::1] key = key_a
     cdef Py_ssize_t[::1] o = order
     cdef bint done
+    with nogil:
+        done = _non_increasing(&x[0], n)
+    if done:  # already in order (equal values, as all of a subset-sum instance's efficiencies)
+        return np.arange(n, dtype=np.intp)
     with nogil:
         _keys(&x[0], n, &key[0], bits)
     key_a.sort()

@@ -324,7 +324,7 @@ from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
 from . import _canonical, _core, _sparse
-from ._core import core, decided, worth_it
+from ._core import core_of_split, decided, split_at_break, worth_it
 from ._exact import exact_canonical, integer_values
 from ._lift import Lift, count_bound_at
 from ._lines import find_lines
@@ -517,13 +517,19 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     t0 = time.perf_counter()
     # Efficiency order. Ties in any (deterministic) order: the order steers
     # the search, never the canonical set (``_order``: a sort of packed
-    # integer keys, cheaper than np.argsort of float64).
-    order = descending(v / w)
-    ws = np.ascontiguousarray(w[order])
-    vs = np.ascontiguousarray(v[order])
-    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
-    found = core(w, v, ws, vs, c, b, tol) if n >= _core.MIN_ITEMS and b < n else None
-    loose = found is not None and found[0].size > _core.LOOSE * n  # the weight bound is loose
+    # integer keys, cheaper than np.argsort of float64). On many items, the
+    # break item and the core come first, from a split that sorts only the
+    # items around the break (``_core.split_at_break``), and the full order
+    # only when the core is not solved alone.
+    eff = v / w
+    found = None
+    if n >= _core.MIN_ITEMS and float(w.sum()) > c:  # integer weights: an exact sum
+        split = split_at_break(w, eff, c)
+        found = core_of_split(w, v, c, split, tol)
+        if not worth_it(found[0], n):
+            order = split.order(eff)
+    else:
+        order = descending(eff)
     if found is not None and worth_it(found[0], n):  # bounds fix all but a few items: the kernel on those alone
         idx, fixed_in, room = found
         sub = np.zeros(idx.size, dtype=np.uint8)
@@ -531,10 +537,14 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         sel[fixed_in] = 1
         sel[idx] = sub
         return {**stats, "core": idx.size}
-    topv = np.zeros(n + 1)
-    np.cumsum(_descending(v, vs), out=topv[1:])
+    loose = found is not None and found[0].size > _core.LOOSE * n  # the weight bound is loose
+    ws = np.ascontiguousarray(w[order])
+    vs = np.ascontiguousarray(v[order])
+    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
+    topv = _TopValues(v, vs)
     lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv)
-    work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv)
+    # The count term reads the value prefix sums only when mu < 0 (``_kcount``).
+    work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv.sums() if mu_c < 0 else _NO_TOP_VALUES)
     try:
         lines = find_lines(ws, vs, b) if integral and not on_line and b < n else None
         if lines is not None:  # items on two parallel lines: a bound by class counts
@@ -595,6 +605,25 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         return work.stats(stats)
     finally:
         work.close()
+
+
+#: Prefix sums of no values: what the count term gets when it never reads them (mu >= 0).
+_NO_TOP_VALUES = np.zeros(1)
+
+
+class _TopValues:
+    """The prefix sums of the values, largest first (n + 1 of them), made on
+    first use: a sort of n values that only a negative count multiplier mu
+    needs (``_multipliers``, ``_kcount``)."""
+
+    def __init__(self, v: np.ndarray, vs: np.ndarray) -> None:
+        self._v, self._vs, self._sums = v, vs, None
+
+    def sums(self) -> np.ndarray:
+        if self._sums is None:
+            self._sums = np.zeros(self._v.size + 1)
+            np.cumsum(_descending(self._v, self._vs), out=self._sums[1:])
+        return self._sums
 
 
 def _descending(v: np.ndarray, vs: np.ndarray) -> np.ndarray:
@@ -747,8 +776,8 @@ def _multipliers(ws, vs, c, b, topv):
     (v = w + R/10, w = v + R/10, ...) that is the exact relation, and the
     bound then counts items instead of weight. Given lam, mu is the best value
     for it: the k-th largest reduced profit v - lam w, with k = kmax (mu >= 0)
-    or kmin (mu < 0). ``b``: the break count; ``topv``: value prefix sums,
-    largest first. Returns (lam, mu,
+    or kmin (mu < 0). ``b``: the break count; ``topv``: the value prefix
+    sums, largest first (a ``_TopValues``: sorted only if mu < 0). Returns (lam, mu,
     kmax, whether those items lie exactly on the line); (0, 0) is no bound.
     """
     n = ws.shape[0]
@@ -775,7 +804,7 @@ def _multipliers(ws, vs, c, b, topv):
         mu = max(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
     else:
         psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
-        k = int(np.searchsorted(topv, psum, side="left"))
+        k = int(np.searchsorted(topv.sums(), psum, side="left"))
         mu = min(0.0, float(np.partition(dd, n - k)[n - k])) if 0 < k < n else 0.0
     return lam, mu, kmax, on_line
 

@@ -69,3 +69,24 @@ def test_compiled_examples():
 
     for module in (_order, _lists):
         assert doctest.testmod(module).failed == 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 5000])
+def test_ascending_counts_small_integers(n):
+    """Integers up to COUNTING_SPAN n + COUNTING_FLOOR are sorted by counting,
+    others by ``descending`` of -x: both as a stable argsort."""
+    rng = np.random.default_rng(n)
+    span = int(_order.COUNTING_SPAN * n + _order.COUNTING_FLOOR)
+    cases = [
+        rng.integers(0, span + 1, n).astype(np.float64),  # counted
+        rng.integers(0, 4, n).astype(np.float64),  # counted, many ties
+        rng.integers(0, 10 * span, n).astype(np.float64),  # beyond the span: sorted
+        rng.integers(0, 50, n) + 0.5,  # not integers
+        -rng.integers(0, 50, n).astype(np.float64),  # negative (and -0.0)
+    ]
+    if n:
+        top = rng.integers(0, span + 1, n).astype(np.float64)
+        top[-1] = span  # the largest counted value
+        cases.append(top)
+    for x in cases:
+        assert np.array_equal(_order.ascending(x), np.argsort(x, kind="stable"))

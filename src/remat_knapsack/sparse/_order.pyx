@@ -101,11 +101,65 @@ def descending(const double[::1] x):
 
 def ascending(x):
     """Positions of ``x`` (no NaN) by ascending value, ties by ascending
-    position: ``descending`` of -x (negation is exact). The canonical pass's
+    position. Integers from 0 to ``COUNTING_SPAN`` times n (quantised
+    weights: R = 10^4 on 10^4 items) by a counting sort in O(n + max);
+    else ``descending`` of -x (negation is exact). The canonical pass's
     weight and value orders, cheaper so than ``_radix``'s sort there
     (docs/algorithms.md).
 
     >>> ascending(np.array([0.5, 2.0, 0.5, 3.0])).tolist()
     [0, 2, 1, 3]
+    >>> ascending(np.array([3.0, 1.0, 3.0, 0.0])).tolist()
+    [3, 1, 0, 2]
     """
-    return descending(-np.asarray(x, dtype=np.float64))
+    xa = np.ascontiguousarray(x, dtype=np.float64)
+    cdef const double[::1] xv = xa
+    cdef Py_ssize_t n = xv.shape[0]
+    cdef double top = -1.0, limit = COUNTING_SPAN * <double>n + COUNTING_FLOOR
+    if n:
+        with nogil:
+            top = _small_integers_max(&xv[0], n, limit)
+    if top < 0:
+        return descending(-xa)
+    order = np.empty(n, dtype=np.intp)
+    count_a = np.zeros(<Py_ssize_t>top + 2, dtype=np.intp)
+    cdef Py_ssize_t[::1] o = order
+    cdef Py_ssize_t[::1] count = count_a
+    with nogil:
+        _counting_order(&xv[0], n, &count[0], <Py_ssize_t>top, &o[0])
+    return order
+
+
+#: ``ascending`` sorts by counting when every value is an integer from 0 to
+#: COUNTING_SPAN n + COUNTING_FLOOR: its count array is then at most about as
+#: large as the positions it returns.
+COUNTING_SPAN = 2
+COUNTING_FLOOR = 1024
+
+
+cdef double _small_integers_max(const double* x, Py_ssize_t n, double limit) noexcept nogil:
+    """The largest of x when every x is an integer in [0, limit], else -1."""
+    cdef Py_ssize_t i
+    cdef double top = 0.0, y
+    for i in range(n):
+        y = x[i]
+        if not (0 <= y <= limit) or y != <double><Py_ssize_t>y:
+            return -1.0
+        if y > top:
+            top = y
+    return top
+
+
+cdef void _counting_order(const double* x, Py_ssize_t n, Py_ssize_t* count, Py_ssize_t top,
+                          Py_ssize_t* order) noexcept nogil:
+    """Positions by ascending x (integers 0..top), ties by position: a
+    counting sort; ``count`` holds top + 2 zeros."""
+    cdef Py_ssize_t i, k
+    for i in range(n):
+        count[<Py_ssize_t>x[i] + 1] += 1
+    for k in range(top + 1):
+        count[k + 1] += count[k]
+    for i in range(n):
+        k = <Py_ssize_t>x[i]
+        order[count[k]] = i
+        count[k] += 1

@@ -10,8 +10,9 @@ minus RSS just before it). Solvers alternate within each repeat, so load on the
 machine hits both alike. The table gives medians and the ratios of the medians
 to the first peer's. Run it with ``PYTHONPATH=src`` to measure this tree's build.
 
-    python benchmarks/bench_dense.py                     # n = 20 50 100, 3 repeats: benchmarks/results/dense.csv
-    python benchmarks/bench_dense.py --sizes 20 --repeats 5
+    python benchmarks/bench_dense.py --sizes 20 50 --repeats 5    # benchmarks/results/dense.csv
+    python benchmarks/bench_dense.py                     # n = 20 50 100, 3 repeats
+    python benchmarks/bench_dense.py --sizes 20 50 --seed 7 --out /tmp/held-out.csv   # another seed
     # this build against an older one (built in place), without PyTorch:
     python benchmarks/bench_dense.py --sizes 100 --peers ours before --before /tmp/before/src
 """

@@ -170,3 +170,19 @@ def test_unpruned_top_still_prunes_subproblems_safely(leaf_bytes):
     finally:
         dense.PRUNE_MIN_CAPACITY = old
     assert got == [0, 2]
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_hirschberg_prunes_from_the_optimum(seed, monkeypatch):
+    # The top frame's lower bound is the optimum when the sparse core finds it
+    # within LOWER_BOUND_BYTES, else greedy's value; the answer is the same.
+    inst = instances.paper(20, seed=seed)
+    items = active_items(validate(inst.memory, inst.runtimes, inst.max_memory, 10_000))
+    want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse")
+    lb, tol = dense._lower_bound(items, np.float64)
+    assert abs(lb - want.value) <= tol
+    hirsch = solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg")
+    monkeypatch.setattr(dense, "LOWER_BOUND_BYTES", 0)  # no room for states: greedy's value
+    greedy_lb, _ = dense._lower_bound(items, np.float64)
+    assert greedy_lb < lb if seed == 0 else greedy_lb <= lb  # seed 0: greedy is 2% short
+    assert (solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg").saved == hirsch.saved == want.saved)

@@ -9,7 +9,8 @@ can use, so the kernels skip the rest.
 
 May import: :mod:`remat_knapsack._common`, :mod:`remat_knapsack.errors`,
 :mod:`remat_knapsack.greedy`, :mod:`remat_knapsack.sparse._exact` (exact integer
-runtimes beyond 2**53) and its state accounting, numpy.
+runtimes beyond 2**53) and its state accounting, :mod:`remat_knapsack.sparse._solver`
+(the optimum as the lower bound that prunes ``hirschberg``'s passes), numpy.
 """
 
 from ._solver import dp_bytes, hirschberg_bytes, solve_dp, solve_hirschberg

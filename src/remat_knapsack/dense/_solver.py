@@ -66,6 +66,7 @@ from .._common._validate import Items
 from ..errors import SolverMemoryError
 from ..greedy import greedy_select
 from ..sparse._exact import beyond_exact, exact_canonical
+from ..sparse._solver import solve_sparse
 from ..sparse._states import max_states_within
 from . import _dense
 
@@ -76,6 +77,9 @@ THREADS = max(1, min(2, os.cpu_count() or 1))
 
 #: A leaf's bit table may always use this much, however short the rows.
 LEAF_FLOOR_BYTES = 32 << 20
+#: The sparse core may use this much for the optimum that ``hirschberg``'s
+#: pruning starts from (``_lower_bound``).
+LOWER_BOUND_BYTES = 16 << 20
 #: Sub-problems with a smaller capacity are not pruned: a pass over them costs
 #: less than its bound interval (about 10 us an item).
 PRUNE_MIN_CAPACITY = 1 << 16
@@ -130,10 +134,24 @@ def _precision(solver: str, bytes_of: Callable[[type], int], memory_limit: int |
 
 
 def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
-    """A feasible value (the better of greedy and the best single item) and the
-    tolerance that covers the rows' rounding (n additions of ``dtype``)."""
+    """A feasible value and the tolerance that covers the rows' rounding (n
+    additions of ``dtype``).
+
+    The value is the optimum itself when the sparse core finds it within
+    ``LOWER_BOUND_BYTES`` of states (a few milliseconds where a dense pass
+    takes seconds), else the better of greedy and the best single item. The
+    higher the bound, the fewer capacities the passes keep: on paper-like
+    instances (n = 20 to 100, three seeds each) the optimum keeps 0-41% fewer
+    cells than greedy's value."""
     taken, _ = greedy_select(items.weights, items.values, items.capacity)
     lb = max(float(np.sum(items.values[taken])), float(items.values.max()))
+    if not beyond_exact(items.values):  # (else the sparse core's exact-integer pass could take long)
+        try:
+            best, _ = solve_sparse(items, LOWER_BOUND_BYTES)
+        except SolverMemoryError:
+            pass  # too many states for a bound: greedy's value will do
+        else:
+            lb = max(lb, float(np.sum(items.values[best])))
     total = float(items.values.sum())
     tol = 4.0 * (items.values.size + 1) * total * float(np.finfo(dtype).eps) + 1e-9 * total
     return lb, tol

@@ -153,3 +153,20 @@ def test_core_of_split_agrees_with_every_optimal_set(items, frac):
     for pick in _optimal_sets(w.tolist(), v.tolist(), c):
         assert all(pick[i] for i in fixed_in.tolist())
         assert not any(pick[i] for i in out)
+
+
+@pytest.mark.parametrize("family", ["uncorrelated", "weakly", "strongly", "subset_sum", "similar_weights"])
+def test_core_of_split_is_the_core_of_the_full_sort(family):
+    # The same greedy completion (the low items that still fit, sorted), so the
+    # same lower bound and the same core as from the full efficiency order.
+    from remat_knapsack.instances import pisinger
+    from remat_knapsack.sparse._order import descending
+
+    for seed in (1, 5):
+        inst = pisinger(family, 5000, 10_000, seed)
+        w, v, c = np.array(inst.memory), np.array(inst.runtimes), float(inst.max_memory)
+        o = descending(v / w)
+        b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
+        want = _core.core(w, v, w[o], v[o], c, b, 0.0)
+        got = _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]

@@ -162,18 +162,29 @@ def split_at_break(w: np.ndarray, eff: np.ndarray, c: float) -> Split:
 
 def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: float):
     """``core`` for items split at the break (``split_at_break``): the break
-    solution is ``top`` and ``mid[:b]``; the greedy completion goes on
-    through the rest of ``mid`` in efficiency order, then ``low`` in
-    position order (any completion that fits gives a lower bound)."""
+    solution is ``top`` and ``mid[:b]``, completed greedily in efficiency
+    order as ``core`` does: through the rest of ``mid``, then through the
+    items of ``low`` that still fit, sorted (the others never would: the room
+    only shrinks). The same lower bound, so the same core."""
     n = w.size
     head = split.mid[:split.b]
-    rest = np.concatenate((split.mid[split.b:], split.low))
     room = c - float(w[split.top].sum()) - float(w[head].sum())
-    x = np.zeros(rest.size, dtype=np.uint8)
-    added = _sparse.greedy_fill(np.ascontiguousarray(w[rest]), np.ascontiguousarray(v[rest]), 0, room, x)
+    added, room = _greedy_fill(w, v, split.mid[split.b:], room)  # in efficiency order already
+    low = split.low[w[split.low] <= room]
+    more, _ = _greedy_fill(w, v, low[descending(v[low] / w[low])], room)
+    added += more
     lower = (float(v[split.top].sum()) + float(v[head].sum()) + added) * (1.0 - n * 2.0**-52)
     brk = split.mid[split.b]
     return _fixed(w, v, c, float(v[brk] / w[brk]), lower - tol)
+
+
+def _greedy_fill(w, v, items, room):
+    """The items (positions, in the order given) that still fit ``room``, one
+    after the other: (their value, the room they leave)."""
+    x = np.zeros(items.size, dtype=np.uint8)
+    ws = np.ascontiguousarray(w[items])
+    added = _sparse.greedy_fill(ws, np.ascontiguousarray(v[items]), 0, room, x)
+    return added, room - float(ws[x.view(bool)].sum())
 
 
 def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:

@@ -101,30 +101,38 @@ def _fixed(w, v, c, lam, thr):
     return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
 
 
-@dataclass(frozen=True)
+@dataclass
 class Split:
     """Items split around the break item by two efficiency thresholds.
 
     ``top``: the positions whose efficiency is above the upper threshold
     (ascending positions, unsorted by efficiency); ``mid``: those between the
     thresholds, in efficiency order (descending, ties by ascending position);
-    ``low``: those below the lower threshold (ascending positions). The items
-    of ``top`` weigh at most the capacity, with ``mid`` more: the break item
-    is ``mid[b]``. No efficiency appears in two pieces, so the pieces, each
-    sorted, are the full efficiency order (``order``).
+    ``low``: those below the lower threshold (ascending positions, or in
+    efficiency order once ``sort_low`` has run). The items of ``top`` weigh
+    at most the capacity, with ``mid`` more: the break item is ``mid[b]``.
+    No efficiency appears in two pieces, so the pieces, each sorted, are the
+    full efficiency order (``order``).
     """
 
     top: np.ndarray
     mid: np.ndarray
     low: np.ndarray
     b: int
+    low_sorted: bool = False
+
+    def sort_low(self, eff: np.ndarray) -> None:
+        """Put ``low`` in efficiency order (ties by position)."""
+        if not self.low_sorted:
+            self.low = self.low[descending(eff[self.low])]
+            self.low_sorted = True
 
     def order(self, eff: np.ndarray) -> np.ndarray:
         """Every position by descending efficiency ``eff``, ties by ascending
         position, as ``descending(eff)``: the two outer pieces sorted."""
         top = self.top[descending(eff[self.top])] if self.top.size > 1 else self.top
-        low = self.low[descending(eff[self.low])] if self.low.size > 1 else self.low
-        return np.concatenate((top, self.mid, low))
+        self.sort_low(eff)
+        return np.concatenate((top, self.mid, self.low))
 
 
 def split_at_break(w: np.ndarray, eff: np.ndarray, c: float) -> Split:
@@ -170,8 +178,15 @@ def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: flo
     head = split.mid[:split.b]
     room = c - float(w[split.top].sum()) - float(w[head].sum())
     added, room = _greedy_fill(w, v, split.mid[split.b:], room)  # in efficiency order already
-    low = split.low[w[split.low] <= room]
-    more, _ = _greedy_fill(w, v, low[descending(v[low] / w[low])], room)
+    fits = w[split.low] <= room
+    if 2 * int(np.count_nonzero(fits)) >= split.low.size:
+        # Most of them: sort them all, once (the full order, if needed, reuses it).
+        split.sort_low(v / w)
+        low = split.low[w[split.low] <= room]
+    else:
+        low = split.low[fits]
+        low = low[descending(v[low] / w[low])]
+    more, _ = _greedy_fill(w, v, low, room)
     added += more
     lower = (float(v[split.top].sum()) + float(v[head].sum()) + added) * (1.0 - n * 2.0**-52)
     brk = split.mid[split.b]

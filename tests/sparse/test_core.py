@@ -40,20 +40,30 @@ def _core_everywhere():
         _core.MIN_ITEMS, _core.CORE_SHARE = old
 
 
+def _core_from_full_sort(w, v, c):
+    o = np.argsort(-(v / w))
+    b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
+    return _core.core(w, v, w[o], v[o], c, b, 0.0)
+
+
+def _core_from_split(w, v, c):
+    return _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
+
+
+@pytest.mark.parametrize("find_core", [_core_from_full_sort, _core_from_split])
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 30), st.integers(1, 40)), min_size=1, max_size=13),
     st.floats(0, 1),
 )
-def test_fixed_items_agree_with_every_optimal_set(items, frac):
+def test_fixed_items_agree_with_every_optimal_set(find_core, items, frac):
+    # From the full efficiency order or from a split around the break item.
     w = np.array([float(a) for a, _ in items])
     v = np.array([float(b) for _, b in items])
     c = float(int(frac * w.sum()))
-    o = np.argsort(-(v / w))
-    b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
-    if b == len(w):
+    if w.sum() <= c:
         return  # every item fits: no break, no core
-    idx, fixed_in, room = _core.core(w, v, w[o], v[o], c, b, 0.0)
+    idx, fixed_in, room = find_core(w, v, c)
     assert room == c - w[fixed_in].sum()
     out = set(range(len(w))) - set(idx.tolist()) - set(fixed_in.tolist())
     for pick in _optimal_sets(w.tolist(), v.tolist(), c):
@@ -134,25 +144,6 @@ def test_split_at_break_brackets_the_break_item(frac):
         assert full[b] == split.mid[split.b], name
         if len(w) >= 5000 and name == "random":
             assert split.mid.size < w.size / 2  # only the items around the break were sorted
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(1, 30), st.integers(1, 40)), min_size=1, max_size=13),
-    st.floats(0, 1),
-)
-def test_core_of_split_agrees_with_every_optimal_set(items, frac):
-    w = np.array([float(a) for a, _ in items])
-    v = np.array([float(b) for _, b in items])
-    c = float(int(frac * w.sum()))
-    if w.sum() <= c:
-        return  # every item fits: no break, no core
-    idx, fixed_in, room = _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
-    assert room == c - w[fixed_in].sum()
-    out = set(range(len(w))) - set(idx.tolist()) - set(fixed_in.tolist())
-    for pick in _optimal_sets(w.tolist(), v.tolist(), c):
-        assert all(pick[i] for i in fixed_in.tolist())
-        assert not any(pick[i] for i in out)
 
 
 @pytest.mark.parametrize("family", ["uncorrelated", "weakly", "strongly", "subset_sum", "similar_weights"])

@@ -179,10 +179,12 @@ def test_hirschberg_prunes_from_the_optimum(seed, monkeypatch):
     inst = instances.paper(20, seed=seed)
     items = active_items(validate(inst.memory, inst.runtimes, inst.max_memory, 10_000))
     want = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse")
-    lb, tol = dense._lower_bound(items, np.float64)
+    lb, tol, _ = dense._lower_bound(items, np.float64)
     assert abs(lb - want.value) <= tol
     hirsch = solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg")
     monkeypatch.setattr(dense, "LOWER_BOUND_BYTES", 0)  # no room for states: greedy's value
-    greedy_lb, _ = dense._lower_bound(items, np.float64)
+    greedy_lb, _, _ = dense._lower_bound(items, np.float64)
     assert greedy_lb < lb if seed == 0 else greedy_lb <= lb  # seed 0: greedy is 2% short
     assert (solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg").saved == hirsch.saved == want.saved)
+    # A memory limit caps the bound's states too: with no room, greedy's value.
+    assert dense._lower_bound(items, np.float64, memory_limit=0)[0] == greedy_lb

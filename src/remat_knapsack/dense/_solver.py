@@ -133,28 +133,36 @@ def _precision(solver: str, bytes_of: Callable[[type], int], memory_limit: int |
     return np.float32, need32
 
 
-def _lower_bound(items: Items, dtype: type) -> tuple[float, float]:
-    """A feasible value and the tolerance that covers the rows' rounding (n
-    additions of ``dtype``).
+def _lower_bound(items: Items, dtype: type, memory_limit: int | None = None) -> tuple[float, float, int]:
+    """A feasible value, the tolerance that covers the rows' rounding (n
+    additions of ``dtype``) and the bytes finding the value took at its peak.
 
     The value is the optimum itself when the sparse core finds it within
-    ``LOWER_BOUND_BYTES`` of states (a few milliseconds where a dense pass
-    takes seconds), else the better of greedy and the best single item. The
+    ``LOWER_BOUND_BYTES`` of states, and within ``memory_limit`` (a few
+    milliseconds where a dense pass takes seconds; it runs before the rows are
+    allocated), else the better of greedy and the best single item. The
     higher the bound, the fewer capacities the passes keep: on paper-like
     instances (n = 20 to 100, three seeds each) the optimum keeps 0-41% fewer
     cells than greedy's value."""
     taken, _ = greedy_select(items.weights, items.values, items.capacity)
     lb = max(float(np.sum(items.values[taken])), float(items.values.max()))
+    peak = 0
     if not beyond_exact(items.values):  # (else the sparse core's exact-integer pass could take long)
         try:
-            best, _ = solve_sparse(items, LOWER_BOUND_BYTES)
+            budget = LOWER_BOUND_BYTES if memory_limit is None else min(LOWER_BOUND_BYTES, memory_limit)
+            best, found = solve_sparse(items, budget)
         except SolverMemoryError:
             pass  # too many states for a bound: greedy's value will do
         else:
             lb = max(lb, float(np.sum(items.values[best])))
+            peak = int(found["peak_bytes"])
+    return lb, _lower_bound_tolerance(items, dtype), peak
+
+
+def _lower_bound_tolerance(items: Items, dtype: type) -> float:
+    """What the rows' rounding (n additions of ``dtype``) can cost a value."""
     total = float(items.values.sum())
-    tol = 4.0 * (items.values.size + 1) * total * float(np.finfo(dtype).eps) + 1e-9 * total
-    return lb, tol
+    return 4.0 * (items.values.size + 1) * total * float(np.finfo(dtype).eps) + 1e-9 * total
 
 
 def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
@@ -195,6 +203,16 @@ def solve_hirschberg(
     }
     peak = need
     if n:
+        # The lower bound first: its states are freed before the rows exist.
+        # The tolerance covers the rows' rounding in every pruned frame: the
+        # sub-problems below a split are pruned with their known optimum even
+        # when ``prune=False`` turns off the top-level bound (a zero tolerance
+        # there pruned the optimal path on an LP bound rounded just below it).
+        if prune:
+            lb, tol, bound_bytes = _lower_bound(items, dtype, memory_limit)
+            peak = max(peak, bound_bytes)
+        else:
+            lb, tol = 0.0, _lower_bound_tolerance(items, dtype)
         row_bytes = _row_bytes(c, dtype)
         A: np.ndarray = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         B = np.empty_like(A)
@@ -207,13 +225,6 @@ def solve_hirschberg(
             peak = max(peak, need + extra)
             return np.empty(size, dtype=np.uint64)
 
-        # The tolerance covers the rows' rounding in every pruned frame: the
-        # sub-problems below a split are pruned with their known optimum even
-        # when ``prune=False`` turns off the top-level bound (a zero tolerance
-        # there pruned the optimal path on an LP bound rounded just below it).
-        lb, tol = _lower_bound(items, dtype)
-        if not prune:
-            lb = 0.0
         stats.update(
             _dense.hirschberg(
                 items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_MIN_CAPACITY

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from oracles import brute_force, knob_against_dp, small_instances
 
 from remat_knapsack import solve
-from remat_knapsack.sparse import _core
+from remat_knapsack.sparse import _core, _sparse
 
 
 def _optimal_sets(w, v, c):
@@ -40,10 +40,20 @@ def _core_everywhere():
         _core.MIN_ITEMS, _core.CORE_SHARE = old
 
 
-def _core_from_full_sort(w, v, c):
-    o = np.argsort(-(v / w))
-    b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
-    return _core.core(w, v, w[o], v[o], c, b, 0.0)
+def _core_from_full_sort(w, v, c, tol=0.0):
+    """The core from the full efficiency order: the break solution completed
+    by every later item that still fits, and Dantzig's bound at the break
+    item against that value (the reference ``core_of_split`` must match)."""
+    o = np.argsort(-(v / w), kind="stable")
+    ws, vs = w[o], v[o]
+    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))
+    x = np.zeros(w.size, dtype=np.uint8)
+    added = _sparse.greedy_fill(ws, vs, b, c - float(ws[:b].sum()), x)
+    lower = (float(vs[:b].sum()) + added) * (1.0 - w.size * 2.0**-52)
+    _, fix_in, fix_out = _core.decided(w, v, c, float(vs[b] / ws[b]), 0.0, 0.0, _sparse.TOLERANCES["rel_lp"],
+                                       lower - tol, reduced=False)
+    fixed = np.flatnonzero(fix_in)
+    return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
 
 
 def _core_from_split(w, v, c):
@@ -151,13 +161,10 @@ def test_core_of_split_is_the_core_of_the_full_sort(family):
     # The same greedy completion (the low items that still fit, sorted), so the
     # same lower bound and the same core as from the full efficiency order.
     from remat_knapsack.instances import pisinger
-    from remat_knapsack.sparse._order import descending
 
     for seed in (1, 5):
         inst = pisinger(family, 5000, 10_000, seed)
         w, v, c = np.array(inst.memory), np.array(inst.runtimes), float(inst.max_memory)
-        o = descending(v / w)
-        b = int(np.searchsorted(np.cumsum(w[o]), c, side="right"))
-        want = _core.core(w, v, w[o], v[o], c, b, 0.0)
+        want = _core_from_full_sort(w, v, c)
         got = _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]

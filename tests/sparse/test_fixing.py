@@ -24,7 +24,7 @@ def _exact(w, v, c, lam, mu, k):
 
 
 def _numpy(w, v, c, lam, mu, k, rel, thr):
-    """The bound in numpy (pairwise sums), compared as ``_core.core`` did
+    """The bound in numpy (pairwise sums), compared as the core's reduction did
     before ``_fixing``: d_i against gap = L + allowance - thr."""
     d = v - lam * w - mu
     L = lam * c + mu * k + float(np.maximum(d, 0).sum())

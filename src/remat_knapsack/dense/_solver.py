@@ -148,8 +148,8 @@ def _lower_bound(items: Items, dtype: type, memory_limit: int | None = None) -> 
     lb = max(float(np.sum(items.values[taken])), float(items.values.max()))
     peak = 0
     if not beyond_exact(items.values):  # (else the sparse core's exact-integer pass could take long)
+        budget = LOWER_BOUND_BYTES if memory_limit is None else min(LOWER_BOUND_BYTES, memory_limit)
         try:
-            budget = LOWER_BOUND_BYTES if memory_limit is None else min(LOWER_BOUND_BYTES, memory_limit)
             best, found = solve_sparse(items, budget)
         except SolverMemoryError:
             pass  # too many states for a bound: greedy's value will do

@@ -2,9 +2,12 @@
 
 Combo (Martello, Pisinger & Toth, Management Science 45, 1999) and the core
 algorithms before it solve only the items around the break item; bounds fix
-the rest. ``core`` does that at the start of the sparse kernel, once the
-items are in efficiency order:
+the rest. The sparse kernel does that first on n >= ``MIN_ITEMS`` items:
 
+0. **The break item without a full sort** (``split_at_break``), as combo
+   does: a sample of the efficiencies places two thresholds around it, the
+   items above them are only summed and those between them sorted
+   (``Split``).
 1. **A lower bound.** The break solution completed greedily (every later
    item that still fits, in efficiency order): a feasible set, worth LB.
 2. **Reduction.** With lam the break item's efficiency and d = v - lam w,
@@ -22,24 +25,17 @@ kept in their order: the kernel solves the core alone, and skips its
 set-up, its runs and its reduction over all n items. The core is used when
 it holds at most ``CORE_SHARE`` of the items (uncorrelated, weakly
 correlated and similar-weights classes); on correlated classes the greedy bound is loose,
-the core is most items, and the kernel goes on with all of them (the test
-costs a few O(n) passes).
+the core is most items, and the kernel goes on with all of them, in the
+full efficiency order that the split's pieces, each sorted, make up.
 
-``split_at_break`` finds the break item without sorting every item, as
-combo does: a sample of the efficiencies places two thresholds around it,
-and only the items between them are sorted (``Split``). ``core_of_split``
-is ``core`` on such a split; when the core is too large to solve alone, the
-split's pieces, each sorted, are the full efficiency order.
-
-Complexity: O(n) after the sort; O(n) expected with a split (plus the sort
-of the items between its thresholds). Memory: O(n).
+Complexity: O(n) expected, plus the sort of the items between the split's
+thresholds and of the low items that may join the greedy set. Memory: O(n).
 
 >>> import numpy as np
 >>> w = np.array([10.0, 10.0, 10.0, 10.0] * 8)
 >>> v = np.array([30.0, 11.0, 10.0, 1.0] * 8)
->>> order = np.argsort(-(v / w))
->>> b = int(np.searchsorted(np.cumsum(w[order]), 150.0, side="right"))  # the break item
->>> idx, fixed_in, room = core(w, v, w[order], v[order], 150.0, b, 0.0)
+>>> split = split_at_break(w, v / w, 150.0)
+>>> idx, fixed_in, room = core_of_split(w, v, 150.0, split, 0.0)
 >>> len(fixed_in), len(idx), room  # the 30s in, the 10s and 1s out: the 11s are the core
 (8, 8, 70.0)
 """
@@ -55,8 +51,8 @@ from . import _sparse
 from ._fixing import fix_by_bound
 from ._order import descending
 
-__all__ = ["core", "core_of_split", "split_at_break", "Split", "worth_it", "decided", "MIN_ITEMS",
-           "CORE_SHARE", "LOOSE"]
+__all__ = ["core_of_split", "split_at_break", "Split", "worth_it", "decided", "MIN_ITEMS", "CORE_SHARE",
+           "LOOSE"]
 
 _TOL = _sparse.TOLERANCES
 #: Below this many items the kernel's own set-up is as cheap.
@@ -74,23 +70,6 @@ LOOSE = 0.5
 #: them, once more at four times the share, then not at all.
 SAMPLE = 1024
 MARGIN = 1 / 16
-
-
-def core(w: np.ndarray, v: np.ndarray, ws: np.ndarray, vs: np.ndarray, c: float, b: int, tol: float):
-    """(the items the greedy bound leaves free, the items it fixes in, the
-    capacity those leave) for items (w, v) (float64, w > 0, integer weights
-    with exact sums; ``ws``, ``vs`` the same in efficiency order, ``b`` the
-    break item's position there, below n) within capacity c. The caller
-    solves the free items alone when they are few (``worth_it``)."""
-    n = w.size
-    x = np.zeros(n, dtype=np.uint8)
-    x[:b] = 1
-    added = _sparse.greedy_fill(ws, vs, b, c - float(ws[:b].sum()), x)  # exact: integer weights below 2**53
-    # sums of n terms are within n 2**-53 of their magnitude: LB stays reachable.
-    # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
-    # then spin, a second core busy for the rest of the solve.)
-    lower = (float(vs[:b].sum()) + added) * (1.0 - n * 2.0**-52)
-    return _fixed(w, v, c, float(vs[b] / ws[b]), lower - tol)
 
 
 def _fixed(w, v, c, lam, thr):
@@ -169,11 +148,14 @@ def split_at_break(w: np.ndarray, eff: np.ndarray, c: float) -> Split:
 
 
 def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: float):
-    """``core`` for items split at the break (``split_at_break``): the break
-    solution is ``top`` and ``mid[:b]``, completed greedily in efficiency
-    order as ``core`` does: through the rest of ``mid``, then through the
-    items of ``low`` that still fit, sorted (the others never would: the room
-    only shrinks). The same lower bound, so the same core."""
+    """(the items the greedy bound leaves free, the items it fixes in, the
+    capacity those leave) for items (w, v) (float64, w > 0, integer weights
+    with exact sums) split at the break (``split_at_break``) within capacity
+    c. The break solution is ``top`` and ``mid[:b]``, completed greedily in
+    efficiency order: through the rest of ``mid``, then through the items of
+    ``low`` that still fit, sorted (the others never would: the room only
+    shrinks); the same set as the greedy completion in the full order. The
+    caller solves the free items alone when they are few (``worth_it``)."""
     n = w.size
     head = split.mid[:split.b]
     room = c - float(w[split.top].sum()) - float(w[head].sum())
@@ -188,6 +170,9 @@ def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: flo
         low = low[descending(v[low] / w[low])]
     more, _ = _greedy_fill(w, v, low, room)
     added += more
+    # Sums of n terms are within n 2**-53 of their magnitude: LB stays reachable.
+    # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
+    # then spin, a second core busy for the rest of the solve.)
     lower = (float(v[split.top].sum()) + float(v[head].sum()) + added) * (1.0 - n * 2.0**-52)
     brk = split.mid[split.b]
     return _fixed(w, v, c, float(v[brk] / w[brk]), lower - tol)

@@ -522,22 +522,20 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     # items around the break (``_core.split_at_break``), and the full order
     # only when the core is not solved alone.
     eff = v / w
-    found = None
+    loose = False  # whether the weight bound leaves most items free
     if n >= _core.MIN_ITEMS and float(w.sum()) > c:  # integer weights: an exact sum
         split = split_at_break(w, eff, c)
-        found = core_of_split(w, v, c, split, tol)
-        if not worth_it(found[0], n):
-            order = split.order(eff)
+        idx, fixed_in, room = core_of_split(w, v, c, split, tol)
+        if worth_it(idx, n):  # bounds fix all but a few items: the kernel on those alone
+            sub = np.zeros(idx.size, dtype=np.uint8)
+            stats = _kernel(w[idx], v[idx], room, integral, tol, max_states, sub)
+            sel[fixed_in] = 1
+            sel[idx] = sub
+            return {**stats, "core": idx.size}
+        loose = idx.size > _core.LOOSE * n
+        order = split.order(eff)
     else:
         order = descending(eff)
-    if found is not None and worth_it(found[0], n):  # bounds fix all but a few items: the kernel on those alone
-        idx, fixed_in, room = found
-        sub = np.zeros(idx.size, dtype=np.uint8)
-        stats = _kernel(w[idx], v[idx], room, integral, tol, max_states, sub)
-        sel[fixed_in] = 1
-        sel[idx] = sub
-        return {**stats, "core": idx.size}
-    loose = found is not None and found[0].size > _core.LOOSE * n  # the weight bound is loose
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
     b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count

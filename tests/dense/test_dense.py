@@ -188,3 +188,31 @@ def test_hirschberg_prunes_from_the_optimum(seed, monkeypatch):
     assert (solve(inst.memory, inst.runtimes, inst.max_memory, solver="hirschberg").saved == hirsch.saved == want.saved)
     # A memory limit caps the bound's states too: with no room, greedy's value.
     assert dense._lower_bound(items, np.float64, memory_limit=0)[0] == greedy_lb
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_gated_leaves_match_dp(seed):
+    """The gate skips chunks by the row's own values. On capacities of many
+    blocks, with ties (small integer runtimes), with float runtimes, on one
+    thread and on two, a gated leaf keeps dp's set."""
+    rng = np.random.default_rng(500 + seed)
+    n = int(rng.integers(5, 40))
+    mem, rt, cap = random_instance(rng, n, 40_000, 30 if seed % 2 else 1000, integer_values=seed % 3 != 0)
+    items = _items(mem, rt, cap)
+    want, _ = _chosen(items, dense.solve_dp)
+    for kw in ({}, {"threads": 1}, {"gate": False}):
+        got, _ = _chosen(items, dense.solve_hirschberg, **kw)
+        assert got == want, kw
+
+
+@pytest.mark.parametrize("rows", ["float64", "float32"])
+def test_gate_skips_cells_and_keeps_the_set(rows):
+    inst = instances.paper(12, seed=3)
+    items = _items(inst.memory, inst.runtimes, inst.max_memory, scale=1000)
+    want, _ = _chosen(items, dense.solve_dp)
+    limit = None if rows == "float64" else dense.hirschberg_bytes(items, np.float64) - 1
+    got, stats = _chosen(items, dense.solve_hirschberg, memory_limit=limit)
+    ungated, plain = _chosen(items, dense.solve_hirschberg, memory_limit=limit, gate=False)
+    assert stats["precision"] == plain["precision"] == rows
+    assert got == ungated == want
+    assert stats["gated_cells"] > 0 and plain["gated_cells"] == 0

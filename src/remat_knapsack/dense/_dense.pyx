@@ -64,14 +64,23 @@ cdef extern from "_dense_kernels.h" nogil:
     bint rk_poll(rk_interrupt* irq)
     void rk_pair_f32(rk_half* half, int64_t c, int threads, rk_interrupt* irq)
     void rk_pair_f64(rk_half* half, int64_t c, int threads, rk_interrupt* irq)
+    enum:
+        RK_GATE_SHIFT
+    ctypedef struct rk_gate:
+        double thr
+        int64_t blocks
+        const int64_t* order
+        int* map
+        double* scratch
+        int64_t skipped[2]
     int rk_profile_f32(const int64_t* w, const double* v, int64_t n, int64_t c,
                        int64_t extra, const int64_t* blo, const int64_t* bhi,
                        float* dp, uint64_t* bits, const int64_t* off, uint8_t* tail,
-                       int threads, rk_interrupt* irq, int may_check)
+                       rk_gate* gate, int zeroed, int threads, rk_interrupt* irq, int may_check)
     int rk_profile_f64(const int64_t* w, const double* v, int64_t n, int64_t c,
                        int64_t extra, const int64_t* blo, const int64_t* bhi,
                        double* dp, uint64_t* bits, const int64_t* off, uint8_t* tail,
-                       int threads, rk_interrupt* irq, int may_check)
+                       rk_gate* gate, int zeroed, int threads, rk_interrupt* irq, int may_check)
 
 
 cdef int _check() noexcept nogil:
@@ -107,8 +116,8 @@ cdef int _raise_for(int err) except -1:
 cdef int _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
                   int64_t extra, const int64_t* blo, const int64_t* bhi,
                   real* dp, uint64_t* bits, const int64_t* off,
-                  uint8_t* tail, int threads, rk_interrupt* irq,
-                  bint may_check) noexcept nogil:
+                  uint8_t* tail, rk_gate* gate, bint zeroed, int threads,
+                  rk_interrupt* irq, bint may_check) noexcept nogil:
     """One fused in-place pass per item: dp[b] = best value within capacity b.
 
     On return dp is valid for b in [max(0, c - extra), min(c, total weight)]
@@ -129,9 +138,11 @@ cdef int _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
     Returns RK_OK, RK_NO_MEMORY or RK_INTERRUPTED.
     """
     if real is float:
-        return rk_profile_f32(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, threads, irq, may_check)
+        return rk_profile_f32(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, gate, zeroed, threads, irq,
+                              may_check)
     else:
-        return rk_profile_f64(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, threads, irq, may_check)
+        return rk_profile_f64(w, v, n, c, extra, blo, bhi, dp, bits, off, tail, gate, zeroed, threads, irq,
+                              may_check)
 
 
 def leaf_layout(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
@@ -163,19 +174,38 @@ def leaf_bits(const int64_t[::1] w, int64_t c, blo=None, bhi=None):
     return 64 * leaf_layout(w, c, blo, bhi)[3]
 
 
+#: A leaf gates its passes (see ``_dense_kernels.h``) up to this many items:
+#: each item builds its LP lists in O(n).
+GATE_MAX_ITEMS = 4096
+
+
+def gate_bytes(Py_ssize_t n, int64_t c):
+    """Bytes a gated leaf allocates beyond its row and bit table: three block
+    maps and two threads' LP lists."""
+    return 3 * 4 * ((c >> RK_GATE_SHIFT) + 1) + 2 * 6 * 8 * (n + 1) + 8 * n
+
+
 def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
-         uint8_t[::1] sel, scratch=None, blo=None, bhi=None, int threads=1):
+         uint8_t[::1] sel, scratch=None, blo=None, bhi=None, int threads=1,
+         double threshold=-np.inf, bint zeroed=False):
     """Full-table DP with one decision bit per cell, then dp_knapsack's backtrack.
 
     Sets ``sel[i] = 1`` for the chosen items. ``row`` needs c + 1 cells. The
     bit table goes into ``scratch`` (a uint64 array) when it is large enough.
     ``blo``/``bhi`` restrict each item's pass (see the module docstring).
-    Time O(n c), memory c + 1 cells plus one bit per (item, useful capacity).
+    ``threshold`` (with ``blo``/``bhi``, at most ``GATE_MAX_ITEMS`` items): a
+    lower bound on the optimum less the rows' rounding; the passes then skip
+    the chunks whose own values show no optimal path can use them (the gate,
+    ``_dense_kernels.h``). ``zeroed``: ``row`` holds zeros (fresh from
+    ``np.zeros``, whose pages the kernel maps only when they are touched), so
+    it need not be cleared first. Returns the cells the gate skipped.
+    Time O(n c), memory c + 1 cells plus one bit per (item, useful capacity),
+    plus ``gate_bytes`` with a gate.
     Raises KeyboardInterrupt on Ctrl-C.
     """
     cdef Py_ssize_t n = w.shape[0], i
     if n == 0:
-        return
+        return 0
     lo_a, hi_a, off_a, words = leaf_layout(w, c, blo, bhi)
     words += 1  # never empty; every item zeroes its own words
     if scratch is not None and scratch.shape[0] >= words:
@@ -193,6 +223,23 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
         bh = bhi
         blp = &bl[0]
         bhp = &bh[0]
+    cdef rk_gate gate
+    cdef rk_gate* gp = NULL
+    cdef const int64_t[::1] order
+    cdef int[::1] gate_map
+    cdef double[::1] lists
+    if blo is not None and threshold > -np.inf and n <= GATE_MAX_ITEMS:
+        order_a = np.argsort(-(np.asarray(v) / np.asarray(w)), kind="stable").astype(np.int64)
+        order = order_a
+        gate_map = np.zeros(3 * ((c >> RK_GATE_SHIFT) + 1), dtype=np.intc)
+        lists = np.empty(2 * 6 * (n + 1))
+        gate.thr = threshold
+        gate.blocks = (c >> RK_GATE_SHIFT) + 1
+        gate.order = &order[0]
+        gate.map = &gate_map[0]
+        gate.scratch = &lists[0]
+        gate.skipped[0] = gate.skipped[1] = 0
+        gp = &gate
     cdef uint64_t[::1] bits = bits_a
     cdef uint8_t[::1] tail = tail_a
     cdef int64_t j = c, k
@@ -201,7 +248,7 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
     cdef rk_interrupt irq = _interrupt()
     with nogil:
         err = _profile(&w[0], &v[0], n, c, 0, blp, bhp, &row[0], &bits[0], &off[0], &tail[0],
-                       threads, &irq, True)
+                       gp, zeroed, threads, &irq, True)
     _raise_for(err)
     with nogil:
         for i in range(n - 1, -1, -1):
@@ -218,6 +265,7 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
                 j -= w[i]
     if lost:
         raise RuntimeError("internal error: the optimal path left the pruned capacities")
+    return 0 if gp == NULL else gate.skipped[0] + gate.skipped[1]
 
 
 def profile(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
@@ -230,7 +278,7 @@ def profile(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
         return
     with nogil:
         err = _profile(&w[0], &v[0], w.shape[0], c, extra, NULL, NULL, &row[0], NULL, NULL, NULL,
-                       threads, &irq, True)
+                       NULL, False, threads, &irq, True)
     _raise_for(err)
 
 
@@ -312,7 +360,7 @@ cdef void _pair(rk_half* half, int64_t c, int threads, rk_interrupt* irq,
 def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
                real[::1] A, real[::1] B, uint8_t[::1] sel, int64_t leaf_max_bits,
                int threads, key_row, double lower_bound, double tol,
-               int64_t prune_min_capacity):
+               int64_t prune_min_capacity, bint gate=True, bint fresh=False):
     """Hirschberg's divide and conquer over two DP rows, exact and canonical.
 
     Sets ``sel[i] = 1`` for the items of the solution dp_knapsack's backtrack
@@ -322,7 +370,10 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     ``key_row(size)`` returns a uint64 array of that size and is only called on
     ties across a split. ``lower_bound`` is a feasible value (greedy's); frames
     whose capacity is at least ``prune_min_capacity`` restrict their passes to the
-    capacities whose LP bound reaches the frame's lower bound minus ``tol``.
+    capacities whose LP bound reaches the frame's lower bound minus ``tol``,
+    and their leaves gate their passes by the row's own values (unless
+    ``gate`` is False; see ``leaf``). ``fresh``: ``A`` holds zeros (from
+    ``np.zeros``) until its first pass.
     Returns counters. Raises KeyboardInterrupt on Ctrl-C.
 
     A frame (l, r, c) is split at m; the left profile F and the right profile G
@@ -347,7 +398,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     pre_a = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.asarray(w), out=pre_a[1:])
     pre = pre_a
-    stats = {"frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0, "pruned_passes": 0}
+    stats = {"frames": 0, "leaves": 0, "tie_splits": 0, "key_passes": 0, "pruned_passes": 0, "gated_cells": 0}
     scratch = np.asarray(B).view(np.uint64)
     stack = [(0, n, c, -1, lower_bound)]
     while stack:
@@ -375,11 +426,14 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             fl, fh = _bounds.intervals(w[l:r], v[l:r], np.arange(r - l), cc, lb - tol)
             if leaf_bits(w[l:r], cc, fl, fh) <= leaf_max_bits:
                 stats["leaves"] += 1
-                leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh, threads)
+                stats["gated_cells"] += leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh, threads,
+                                             lb - tol if gate else -np.inf, fresh)
+                fresh = False
                 continue
         elif leaf_bits(w[l:r], cc) <= leaf_max_bits:
             stats["leaves"] += 1
             leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, None, None, threads)
+            fresh = False
             continue
         m = (l + r) // 2
         WL = pre[m] - pre[l]
@@ -398,6 +452,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             # Only split capacities inside both last intervals can be optimal.
             a_lo = max(a_lo, bl[m - l - 1], cc - gh[r - m - 1])
             a_hi = min(a_hi, bh[m - l - 1], cc - gl[r - m - 1])
+        fresh = False
         with nogil:
             _pair(half, cc, threads, &irq, &A[0])
         for err in (half[0].err, half[1].err):

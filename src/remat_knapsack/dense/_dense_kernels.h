@@ -208,7 +208,10 @@ static inline int rk_poll(rk_interrupt *irq) {
 
 
 /* A whole profile: items 0..n-1 added one pass each (see _dense.pyx's
- * _profile for the semantics of extra, blo/bhi, bits/off/tail).
+ * _profile for the semantics of extra, blo/bhi, bits/off/tail; gate, or
+ * NULL, see above; zeroed: dp is known to be zero already, as fresh pages are,
+ * so the cells pruned passes read need no zeroing and the cells no pass
+ * touches are never faulted in).
  *
  * With threads == 2 the passes run as a wavefront: thread t does items
  * i = t, t+2, ... and item i works down its capacities in chunks, starting a
@@ -282,6 +285,108 @@ static inline int rk_wait(const int64_t *p, int64_t need, rk_interrupt *irq, int
     return 0;
 }
 
+/* The gate: a leaf's passes skip the chunks that no optimal path can use,
+ * judged by the row's own values (the static intervals of _bounds.pyx judge
+ * by an LP bound on both sides). After item i, capacity b can lie on an
+ * optimal path only if dp_i[b] + LP(S_i, c - b) >= thr, with S_i the items
+ * after i, LP the fractional (Dantzig) bound and thr a lower bound on the
+ * optimum less the rows' rounding. A path through capacity b after item i
+ * comes from b or b - w_i after item i - 1, so a chunk of item i is updated
+ * only if one of the capacities it writes or reads passed that test after
+ * item i - 1. The test is kept per block of RK_GATE_BLOCK capacities (a chunk
+ * never straddles one): a block passes when its largest value plus the bound
+ * at its lowest capacity reaches thr, which over-approximates, so the gate may
+ * update a cell it could skip but never skips one on an optimal path. Cells it
+ * skips keep a value no larger than their true one, as statically pruned
+ * cells do (see _dense.pyx). Three maps, one per item, in a ring: the two
+ * items the threads work on and the one before. */
+#define RK_GATE_SHIFT 12
+#define RK_GATE_BLOCK ((int64_t)1 << RK_GATE_SHIFT)
+
+/* The LP bound of a set of items: cumulative weights w[0..m] and values
+ * v[0..m] of the items by ratio, largest first, and r[p], the ratio of the
+ * p-th. */
+typedef struct {
+    int64_t m;
+    double *w, *v, *r;
+} rk_lp;
+
+typedef struct {
+    double thr;        /* a lower bound on the optimum, less the rows' rounding */
+    int64_t blocks;    /* blocks per map: (c >> RK_GATE_SHIFT) + 1 */
+    const int64_t *order;  /* the items by ratio v / w, largest first */
+    int *map;          /* 3 maps of `blocks` flags: block passed after item i (map i % 3) */
+    double *scratch;   /* per thread, two LP lists of 3 (n + 1) doubles */
+    int64_t skipped[2];    /* cells each thread's gate skipped */
+} rk_gate;
+
+/* The LP list of the items j >= first. */
+static void rk_lp_build(rk_lp *lp, double *mem, const int64_t *w, const double *v,
+                        const int64_t *order, int64_t n, int64_t first) {
+    int64_t m = 0;
+    lp->w = mem;
+    lp->v = mem + (n + 1);
+    lp->r = mem + 2 * (n + 1);
+    lp->w[0] = 0.0;
+    lp->v[0] = 0.0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t j = order[k];
+        if (j < first) continue;
+        lp->r[m] = v[j] / (double)w[j];
+        lp->w[m + 1] = lp->w[m] + (double)w[j];
+        lp->v[m + 1] = lp->v[m] + v[j];
+        m++;
+    }
+    lp->m = m;
+}
+
+/* LP(x): the whole items of the longest prefix that fits, then a fraction. */
+static double rk_lp_value(const rk_lp *lp, double x) {
+    if (x <= 0.0) return 0.0;
+    if (x >= lp->w[lp->m]) return lp->v[lp->m];
+    int64_t a = 0, z = lp->m;  /* w[a] <= x < w[z] */
+    while (z - a > 1) {
+        int64_t mid = a + (z - a) / 2;
+        if (lp->w[mid] <= x) a = mid; else z = mid;
+    }
+    return lp->v[a] + (x - lp->w[a]) * lp->r[a];
+}
+
+/* Whether any block overlapping capacities [s, t] passed (map of one item). */
+static inline int rk_gate_any(const int *map, int64_t s, int64_t t) {
+    if (t < s || t < 0) return 0;
+    if (s < 0) s = 0;
+    for (int64_t k = s >> RK_GATE_SHIFT; k <= (t >> RK_GATE_SHIFT); k++)
+        if (RK_LOAD_RELAXED(map + k)) return 1;
+    return 0;
+}
+
+/* Whether item i's chunk [s0, top) may hold a cell of an optimal path: a
+ * capacity it writes or reads passed after item i - 1 (map `before`), or lies
+ * in item i - 1's tail (capacities >= P_i, which hold T_i) and passes there. */
+static inline int rk_gate_open(const int *before, const rk_lp *lp_before, double thr,
+                               int64_t c, int64_t s0, int64_t top, int64_t wi,
+                               int64_t P, double T) {
+    if (rk_gate_any(before, s0, top - 1) || rk_gate_any(before, s0 - wi, top - 1 - wi))
+        return 1;
+    return top - 1 >= P && T + rk_lp_value(lp_before, (double)(c - rk_max64(s0, P))) >= thr;
+}
+
+/* After item i's chunks, the capacities below bot that it does not update:
+ * one passes only if it passed after item i - 1 (the bound only shrinks as
+ * items go by), or if it is in the tail [P_i, ...] (Ti there) and passes. */
+static inline void rk_gate_inherit(const int *before, int *after, const rk_lp *lp_after,
+                                   double thr, int64_t c, int64_t l, int64_t h,
+                                   int64_t bot, int64_t P, double T) {
+    for (int64_t k = 0; k <= ((bot - 1) >> RK_GATE_SHIFT) && bot > 0; k++)
+        if (RK_LOAD_RELAXED(before + k)) RK_STORE_RELAXED(after + k, 1);
+    int64_t f = rk_max64(P, l), t = h < bot - 1 ? h : bot - 1;
+    for (int64_t k = f >> RK_GATE_SHIFT; f <= t && k <= (t >> RK_GATE_SHIFT); k++) {
+        int64_t s = rk_max64(f, k << RK_GATE_SHIFT);
+        if (T + rk_lp_value(lp_after, (double)(c - s)) >= thr) RK_STORE_RELAXED(after + k, 1);
+    }
+}
+
 /* Per-item ranges lo/hi (the capacities item i updates), start (its running
  * weight P_i), run (running value totals), tail, done, and the cells pruned
  * passes read, which must start at zero: [zero[0], zero[1]] (empty if
@@ -322,40 +427,83 @@ static int64_t rk_setup_##SUF(const int64_t *w, const double *v, int64_t n,     
     return cells;                                                                  \
 }
 
-/* Item i's passes, by one thread of the wavefront; returns nonzero if the work
- * must stop. *work counts this thread's cells since its last check. */
-#define RK_DEFINE_ITEM(T, SUF)                                                     \
-static int rk_item_##SUF(int64_t i, const int64_t *w, const double *v, T *dp,     \
-                         const int64_t *lo, const int64_t *hi,                    \
-                         const int64_t *start, int64_t *done, const T *run,       \
-                         uint64_t *bits, const int64_t *off, rk_interrupt *irq,   \
-                         int may_check, int64_t *work) {                          \
-    int64_t wi = w[i], l = lo[i], h = hi[i];                                       \
-    T vi = (T)v[i], Ti = run[i];                                                   \
-    int64_t *prev = done + i, *mine = done + i + 1;                                \
-    if (bits != NULL && h >= l  /* this item's bit row starts zeroed */            \
-        && rk_zero(bits + off[i], (h >> 6) - (l >> 6) + 1, 8, work, irq, may_check)) \
-        return 1;                                                                  \
-    /* Cells from P_i up hold the running total. */                                \
-    for (int64_t f = rk_max64(start[i], l), k; f <= h; f += k) {                   \
-        k = h - f + 1 < irq->every ? h - f + 1 : irq->every;                       \
+/* Cells [f, t] of item i's tail (capacities >= P_i) get the running total Ti. */
+#define RK_DEFINE_FILL(T, SUF)                                                     \
+static inline int rk_fill_##SUF(T *dp, int64_t f, int64_t t, T Ti, int64_t *work, \
+                                rk_interrupt *irq, int may_check) {               \
+    for (int64_t k; f <= t; f += k) {                                              \
+        k = t - f + 1 < irq->every ? t - f + 1 : irq->every;                       \
         for (int64_t j = f; j < f + k; j++) dp[j] = Ti;                            \
         if (rk_tick(work, k, irq, may_check)) return 1;                            \
     }                                                                              \
+    return 0;                                                                      \
+}                                                                                  \
+/* The gate's verdict on item i's chunk [s0, top), just updated: whether its      \
+ * block may hold a cell of an optimal path (largest value plus the bound at     \
+ * its lowest capacity). */                                                        \
+static inline int rk_gate_pass_##SUF(const T *dp, int64_t s0, int64_t top,        \
+                                     const rk_lp *lp_after, double thr, int64_t c) { \
+    T best = dp[s0];                                                               \
+    for (int64_t j = s0 + 1; j < top; j++) best = dp[j] > best ? dp[j] : best;     \
+    return (double)best + rk_lp_value(lp_after, (double)(c - s0)) >= thr;         \
+}
+
+/* Item i's passes, by one thread of the wavefront; returns nonzero if the work
+ * must stop. *work counts this thread's cells since its last check. With a
+ * gate (leaves with static intervals only), thread t's LP lists live in its
+ * scratch and item i's verdicts go into map i % 3. */
+#define RK_DEFINE_ITEM(T, SUF)                                                     \
+RK_DEFINE_FILL(T, SUF)                                                             \
+static int rk_item_##SUF(int64_t i, int64_t n, int64_t c, const int64_t *w,       \
+                         const double *v, T *dp, const int64_t *lo,               \
+                         const int64_t *hi, const int64_t *start, int64_t *done,  \
+                         const T *run, uint64_t *bits, const int64_t *off,        \
+                         rk_gate *gate, int t, rk_interrupt *irq, int may_check,  \
+                         int64_t *work) {                                         \
+    int64_t wi = w[i], l = lo[i], h = hi[i], P = start[i];                         \
+    T vi = (T)v[i], Ti = run[i];                                                   \
+    int64_t *prev = done + i, *mine = done + i + 1;                                \
+    int *before = NULL, *after = NULL;                                             \
+    rk_lp lp_before, lp_after;                                                     \
+    if (gate != NULL) {                                                            \
+        double *mem = gate->scratch + (size_t)t * 6 * (size_t)(n + 1);             \
+        rk_lp_build(&lp_before, mem, w, v, gate->order, n, i);                     \
+        rk_lp_build(&lp_after, mem + 3 * (n + 1), w, v, gate->order, n, i + 1);    \
+        before = gate->map + ((i + 2) % 3) * gate->blocks;                         \
+        after = gate->map + (i % 3) * gate->blocks;                                \
+        memset(after, 0, sizeof(int) * (size_t)gate->blocks);                      \
+    }                                                                              \
+    if (bits != NULL && h >= l  /* this item's bit row starts zeroed */            \
+        && rk_zero(bits + off[i], (h >> 6) - (l >> 6) + 1, 8, work, irq, may_check)) \
+        return 1;                                                                  \
     int64_t bot = l > wi ? l : wi;                                                 \
+    /* Cells from P_i up hold the running total: below bot now, above it in the   \
+     * chunks that are updated. */                                                 \
+    if (rk_fill_##SUF(dp, rk_max64(P, l), h < bot - 1 ? h : bot - 1, Ti, work, irq, may_check)) \
+        return 1;                                                                  \
     int64_t top = h + 1;                                                           \
     while (top > bot) {                                                            \
-        int64_t s0 = rk_max64(bot, (top - RK_WAVEFRONT_CHUNK) & ~(int64_t)63);     \
+        int64_t s0 = rk_max64(bot, (top - 1) & ~(RK_GATE_BLOCK - 1));              \
         if (rk_wait(prev, s0 - wi, irq, may_check)) return 1;                      \
-        if (bits == NULL)                                                          \
-            rk_pass_##SUF(dp, s0, top - 1, wi, vi);                                \
-        else                                                                       \
-            rk_pass_bits_##SUF(dp, s0, top - 1, wi, vi, bits + off[i], l >> 6);    \
+        if (gate == NULL || rk_gate_open(before, &lp_before, gate->thr, c, s0, top, wi, P, (double)Ti)) { \
+            if (rk_fill_##SUF(dp, rk_max64(P, s0), top - 1, Ti, work, irq, may_check)) \
+                return 1;                                                          \
+            if (bits == NULL)                                                      \
+                rk_pass_##SUF(dp, s0, top - 1, wi, vi);                            \
+            else                                                                   \
+                rk_pass_bits_##SUF(dp, s0, top - 1, wi, vi, bits + off[i], l >> 6); \
+            if (gate != NULL && rk_gate_pass_##SUF(dp, s0, top, &lp_after, gate->thr, c)) \
+                RK_STORE_RELAXED(after + (s0 >> RK_GATE_SHIFT), 1);                \
+        } else {                                                                   \
+            gate->skipped[t] += top - s0;                                          \
+        }                                                                          \
         rk_store(mine, rk_max64(s0, rk_load(prev)));                               \
         if (rk_tick(work, top - s0, irq, may_check)) return 1;                     \
         top = s0;                                                                  \
     }                                                                              \
     if (rk_wait(prev, RK_DONE_ALL, irq, may_check)) return 1;                      \
+    if (gate != NULL)                                                              \
+        rk_gate_inherit(before, after, &lp_after, gate->thr, c, l, h, bot, P, (double)Ti); \
     rk_store(mine, RK_DONE_ALL);                                                   \
     return 0;                                                                      \
 }
@@ -366,8 +514,9 @@ RK_DEFINE_ITEM(T, SUF)                                                          
 static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,         \
                             int64_t c, int64_t extra, const int64_t *blo,         \
                             const int64_t *bhi, T *dp, uint64_t *bits,            \
-                            const int64_t *off, uint8_t *tail, int threads,       \
-                            rk_interrupt *irq, int may_check) {                   \
+                            const int64_t *off, uint8_t *tail, rk_gate *gate,     \
+                            int zeroed, int threads, rk_interrupt *irq,           \
+                            int may_check) {                                      \
     int64_t *lo = (int64_t *)malloc(sizeof(int64_t) * (size_t)(4 * n + 1));       \
     if (lo == NULL) return RK_NO_MEMORY;                                           \
     int64_t *hi = lo + n, *start = hi + n, *done = start + n;                      \
@@ -377,7 +526,7 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
     int64_t cells = rk_setup_##SUF(w, v, n, c, extra, blo, bhi, tail,              \
                                    lo, hi, start, done, run, zero);                \
     int64_t zwork = 0;                                                             \
-    if (zero[1] >= zero[0])                                                        \
+    if (!zeroed && zero[1] >= zero[0])                                             \
         rk_zero(dp + zero[0], zero[1] - zero[0] + 1, sizeof(T), &zwork, irq,       \
                 may_check);                                                        \
     int64_t P = n > 0 ? start[n - 1] + w[n - 1] : 0;                               \
@@ -390,8 +539,8 @@ static int rk_profile_##SUF(const int64_t *w, const double *v, int64_t n,       
         int checks = may_check && t == 0;                                          \
         int64_t work = t == 0 ? zwork : 0;                                         \
         for (int64_t i = t; i < n && !rk_stopped(irq); i += stride)                \
-            if (rk_item_##SUF(i, w, v, dp, lo, hi, start, done, run, bits, off,    \
-                              irq, checks, &work))                                 \
+            if (rk_item_##SUF(i, n, c, w, v, dp, lo, hi, start, done, run, bits,  \
+                              off, gate, t, irq, checks, &work))                   \
                 break;                                                             \
     }                                                                              \
     int stopped = rk_stopped(irq);                                                 \
@@ -434,7 +583,7 @@ static void rk_pair_##SUF(rk_half *half, int64_t c, int threads,                
         for (int h = t; h < 2; h += stride) {                                      \
             rk_half *x = half + h;                                                 \
             x->err = rk_profile_##SUF(x->w, x->v, x->n, c, x->extra, x->blo,       \
-                                      x->bhi, (T *)x->dp, NULL, NULL, NULL, 1,     \
+                                      x->bhi, (T *)x->dp, NULL, NULL, NULL, NULL, 0, 1, \
                                       irq, t == 0);                                \
             RK_DECREMENT_RELEASE(&running);                                        \
         }                                                                          \

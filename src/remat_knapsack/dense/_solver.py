@@ -14,7 +14,9 @@
     capacities that cannot matter are skipped, so the total is O(nW), not
     O(nW log n). A sub-problem whose bit table fits in the second row's memory
     is solved there by the bit-table DP (hybrid leaves), so memory is O(W + n):
-    two rows of W + 1 and per-item arrays.
+    two rows of W + 1 and per-item arrays. A leaf also skips the chunks of
+    capacities whose own values, plus Dantzig's bound on the items still to
+    come, cannot reach the optimum (the gate; docs/algorithms.md).
 
 Both return the set PyTorch's ``dp_knapsack`` backtracking returns for the same
 arithmetic: scanning from the last item, an item is left out whenever the
@@ -110,6 +112,8 @@ def hirschberg_bytes(items: Items, dtype: type = np.float64) -> int:
     extra = 0
     if row < LEAF_FLOOR_BYTES:
         extra = min(LEAF_FLOOR_BYTES, _dense.leaf_bits(items.weights, c) // 8 + 16)
+    if n <= _dense.GATE_MAX_ITEMS:  # a gated leaf's block maps and LP lists
+        extra += _dense.gate_bytes(n, c)
     return 2 * row + extra + _ITEM_BYTES * n
 
 
@@ -185,13 +189,15 @@ def solve_hirschberg(
     leaf_bytes: int | None = None,
     threads: int = THREADS,
     prune: bool = True,
+    gate: bool = True,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Two-row Hirschberg DP. Returns the chosen positions in ``items`` and stats.
 
     ``leaf_bytes`` caps a leaf's bit table (default: the second row's size,
     which is where the table lives, or ``LEAF_FLOOR_BYTES`` if larger); tests
     set it low to exercise the splits.
-    ``prune=False`` turns off the LP-bound pruning of capacities.
+    ``prune=False`` turns off the LP-bound pruning of capacities;
+    ``gate=False`` only the leaves' pruning by the row's own values.
     """
     c = int(items.capacity)
     n = items.weights.size
@@ -214,7 +220,9 @@ def solve_hirschberg(
         else:
             lb, tol = 0.0, _lower_bound_tolerance(items, dtype)
         row_bytes = _row_bytes(c, dtype)
-        A: np.ndarray = np.empty(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
+        # Zeros from np.zeros cost nothing until touched: the kernel maps in
+        # only the pages its passes use, and needs not clear them first.
+        A: np.ndarray = np.zeros(row_bytes // np.dtype(dtype).itemsize, dtype=dtype)
         B = np.empty_like(A)
         leaf_max = max(row_bytes, LEAF_FLOOR_BYTES) if leaf_bytes is None else leaf_bytes
 
@@ -227,7 +235,8 @@ def solve_hirschberg(
 
         stats.update(
             _dense.hirschberg(
-                items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_MIN_CAPACITY
+                items.weights, items.values, c, A, B, sel, 8 * leaf_max, threads, key_row, lb, tol, PRUNE_MIN_CAPACITY,
+                gate, True,
             )
         )
     stats["peak_bytes"] = peak

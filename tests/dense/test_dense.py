@@ -205,6 +205,21 @@ def test_gated_leaves_match_dp(seed):
         assert got == want, kw
 
 
+@settings(max_examples=40, deadline=None)
+@given(small_instances(max_n=24, max_w=60_000, max_v=40), st.sampled_from([{}, {"threads": 1}, {"leaf_bytes": 0}]))
+def test_gated_leaves_match_dp_on_searched_instances(inst, variant):
+    """The gate on capacities of up to hundreds of blocks, every pass pruned."""
+    memory, runtimes, cap = inst
+    items = _items(memory, runtimes, cap)
+    old = dense.PRUNE_MIN_CAPACITY
+    dense.PRUNE_MIN_CAPACITY = 0
+    try:
+        got, _ = _chosen(items, dense.solve_hirschberg, **variant)
+    finally:
+        dense.PRUNE_MIN_CAPACITY = old
+    assert got == _chosen(items, dense.solve_dp)[0]
+
+
 @pytest.mark.parametrize("rows", ["float64", "float32"])
 def test_gate_skips_cells_and_keeps_the_set(rows):
     inst = instances.paper(12, seed=3)

@@ -57,3 +57,19 @@ def test_group_ids_when_the_value_follows_the_weight(ws):
     g = _canonical._group_ids_py(w, 3 * w + 1)
     for i in range(len(ws)):
         assert np.array_equal(g == g[i], w == w[i])
+
+
+@settings(max_examples=300, deadline=None)
+@given(weights, st.integers(0, 200))
+@example(np.array([5.0, 5.0, 5.0, 1.0]), 10)  # ties at the count
+@example(np.array([2.0, 3.0]), 0)  # nothing to reach
+def test_fewest_values_reaching_a_sum_by_selection(v, prefix):
+    # The count multiplier's kmin: the fewest values, largest first, that
+    # reach the break solution's value (here the sum of a prefix of them).
+    from remat_knapsack.sparse import _solver
+
+    psum = float(v[: min(prefix, v.size)].sum())
+    topv = _solver._TopValues(v, v)
+    sorted_k = _solver._fewest_reaching(v, psum, topv, integral=False)
+    assert sorted_k == int(np.searchsorted(np.concatenate(([0.0], np.cumsum(np.sort(v)[::-1]))), psum, side="left"))
+    assert _solver._fewest_reaching(v, psum, _solver._TopValues(v, v), integral=True) == sorted_k

@@ -542,7 +542,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     vs = np.ascontiguousarray(v[order])
     b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
     topv = _TopValues(v, vs)
-    lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv)
+    lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv, integral)
     # The count term reads the value prefix sums only when mu < 0 (``_kcount``).
     work = _sparse.Workspace(max_states, lam_c, mu_c, kmax, topv.sums() if mu_c < 0 else _NO_TOP_VALUES)
     try:
@@ -767,7 +767,7 @@ def _count_path(work, ws, vs, c, b, kmax, integral, tol, xs):
     return z, [(k, lam, mu) for k, (zk, lam, mu) in sorted(found.items()) if zk >= z - tol], lifted
 
 
-def _multipliers(ws, vs, c, b, topv):
+def _multipliers(ws, vs, c, b, topv, integral=False):
     """Multipliers of the cardinality bound, from the items around the break.
 
     The items near the break item (efficiency order ``ws``, ``vs``; 32 or
@@ -777,7 +777,8 @@ def _multipliers(ws, vs, c, b, topv):
     bound then counts items instead of weight. Given lam, mu is the best value
     for it: the k-th largest reduced profit v - lam w, with k = kmax (mu >= 0)
     or kmin (mu < 0). ``b``: the break count; ``topv``: the value prefix
-    sums, largest first (a ``_TopValues``: sorted only if mu < 0). Returns (lam, mu,
+    sums, largest first (a ``_TopValues``: sorted only if mu < 0 on values
+    that are not ``integral``, see ``_fewest_reaching``). Returns (lam, mu,
     kmax, whether those items lie exactly on the line); (0, 0) is no bound.
     """
     n = ws.shape[0]
@@ -809,10 +810,22 @@ def _multipliers(ws, vs, c, b, topv):
             mu = float(np.partition(dd, n - k)[n - k])
     else:
         psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
-        k = int(np.searchsorted(topv.sums(), psum, side="left"))
+        k = _fewest_reaching(vs, psum, topv, integral)
         if 0 < k < n and int(np.count_nonzero(dd >= 0)) < k:  # else the k-th largest is >= 0
             mu = float(np.partition(dd, n - k)[n - k])
     return lam, mu, kmax, on_line
+
+
+def _fewest_reaching(vs, psum, topv, integral):
+    """The fewest values, largest first, whose sum reaches ``psum`` (a set
+    with fewer items is worth less). The k largest reach it exactly when the
+    n - k smallest stay within total - psum, so on integer values (exact
+    sums) it is n less ``_sparse.lightest_count_py`` of the values, a
+    selection in O(n); other values take the sorted prefix sums of ``topv``
+    (0.06 ms at n = 10^3, 0.4 ms at 10^4)."""
+    if integral:
+        return vs.size - int(_sparse.lightest_count_py(vs, float(vs.sum()) - psum))
+    return int(np.searchsorted(topv.sums(), psum, side="left"))
 
 
 #: ``_lightest_count`` counts by a histogram from this many items on.

@@ -15,7 +15,9 @@ Pruning: a pass may be given, per item, an interval of capacities that can lie
 on an optimal path (``_bounds.intervals``). Cells outside it are not updated;
 they keep a value no larger than their true one (the row starts at zero where it
 is read), which cannot change any cell on an optimal path nor a decision along
-it: the cell an optimal value comes from is itself on an optimal path.
+it: the cell an optimal value comes from is itself on an optimal path. Inside
+those intervals a leaf's passes also skip the chunks that the row's own values
+rule out (the gate, ``_dense_kernels.h``), by the same argument.
 
 Ctrl-C: every loop counts its cells and, every ``irq.every`` of them, polls
 Python's signal handlers (``_interrupt.pxd``) from the caller's thread only;

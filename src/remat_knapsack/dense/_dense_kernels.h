@@ -214,7 +214,8 @@ static inline int rk_poll(rk_interrupt *irq) {
  * touches are never faulted in).
  *
  * With threads == 2 the passes run as a wavefront: thread t does items
- * i = t, t+2, ... and item i works down its capacities in chunks, starting a
+ * i = t, t+2, ... and item i works down its capacities in chunks of
+ * RK_WAVEFRONT_CHUNK, aligned to multiples of it (the gate's blocks), starting a
  * chunk only once every capacity it reads is final for item i - 1. done[i]
  * publishes "every capacity >= done[i] is final after item i"; it is the
  * larger of item i's own progress and done[i - 1], so it also covers cells
@@ -223,7 +224,8 @@ static inline int rk_poll(rk_interrupt *irq) {
 #define RK_WAVEFRONT_CELLS 65536
 #define RK_DONE_NONE INT64_MAX
 #define RK_DONE_ALL INT64_MIN
-#define RK_WAVEFRONT_CHUNK 4096
+#define RK_CHUNK_SHIFT 12
+#define RK_WAVEFRONT_CHUNK ((int64_t)1 << RK_CHUNK_SHIFT)
 
 static inline int64_t rk_max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Count cells of work done; when `every` have gone by, poll (or, without
@@ -300,8 +302,8 @@ static inline int rk_wait(const int64_t *p, int64_t need, rk_interrupt *irq, int
  * skips keep a value no larger than their true one, as statically pruned
  * cells do (see _dense.pyx). Three maps, one per item, in a ring: the two
  * items the threads work on and the one before. */
-#define RK_GATE_SHIFT 12
-#define RK_GATE_BLOCK ((int64_t)1 << RK_GATE_SHIFT)
+#define RK_GATE_SHIFT RK_CHUNK_SHIFT  /* a block is a chunk */
+#define RK_GATE_BLOCK RK_WAVEFRONT_CHUNK
 
 /* The LP bound of a set of items: cumulative weights w[0..m] and values
  * v[0..m] of the items by ratio, largest first, and r[p], the ratio of the
@@ -483,7 +485,7 @@ static int rk_item_##SUF(int64_t i, int64_t n, int64_t c, const int64_t *w,     
         return 1;                                                                  \
     int64_t top = h + 1;                                                           \
     while (top > bot) {                                                            \
-        int64_t s0 = rk_max64(bot, (top - 1) & ~(RK_GATE_BLOCK - 1));              \
+        int64_t s0 = rk_max64(bot, (top - 1) & ~(RK_WAVEFRONT_CHUNK - 1));         \
         if (rk_wait(prev, s0 - wi, irq, may_check)) return 1;                      \
         if (gate == NULL || rk_gate_open(before, &lp_before, gate->thr, c, s0, top, wi, P, (double)Ti)) { \
             if (rk_fill_##SUF(dp, rk_max64(P, s0), top - 1, Ti, work, irq, may_check)) \

@@ -231,3 +231,19 @@ def test_gate_skips_cells_and_keeps_the_set(rows):
     assert stats["precision"] == plain["precision"] == rows
     assert got == ungated == want
     assert stats["gated_cells"] > 0 and plain["gated_cells"] == 0
+
+
+@pytest.mark.parametrize("leaf_bytes", [7415, 2000])
+def test_gated_sub_problem_with_items_heavier_than_its_capacity(leaf_bytes, prune_everything):
+    # A split's sub-problem keeps items heavier than its own capacity; the
+    # gate's verdicts for capacities below such an item's weight once ran
+    # past the end of its maps (a heap overflow that AddressSanitizer, in
+    # .ci/sanitize, reports, and that could corrupt the heap).
+    mem = [50364, 17584, 71511, 75280, 16821, 51857, 33764, 45115, 57339, 40680, 59310, 22173, 36643, 12801,
+           51450, 31965, 53844, 77997]
+    rt = [2.0, 4.0, 4.0, 4.0, 3.0, 2.0, 4.0, 2.0, 3.0, 3.0, 2.0, 3.0, 3.0, 2.0, 5.0, 5.0, 1.0, 2.0]
+    items = _items(mem, rt, 167180)
+    want, _ = _chosen(items, dense.solve_dp)
+    for _ in range(5):
+        got, stats = _chosen(items, dense.solve_hirschberg, leaf_bytes=leaf_bytes)
+        assert got == want and stats["frames"] > 1

@@ -19,5 +19,5 @@ def profile(w: np.ndarray, v: np.ndarray, c: int, row: np.ndarray, extra: int = 
 def hirschberg(
     w: np.ndarray, v: np.ndarray, c: int, A: np.ndarray, B: np.ndarray, sel: np.ndarray, leaf_max_bits: int,
     threads: int, key_row: Callable[[int], np.ndarray], lower_bound: float, tol: float, prune_min_capacity: int,
-    gate: bool = ..., fresh: bool = ...,
+    gate: bool = ..., zeroed: bool = ...,
 ) -> dict[str, Any]: ...

@@ -2,8 +2,10 @@
 """Compiled kernels of the dense solvers: DP rows indexed by capacity.
 
 Private. ``remat_knapsack.dense._solver`` validates the inputs, checks memory and calls
-these. Every item here has an int64 weight with 1 <= w <= capacity and a value
-> 0 (``active_items`` has decided the others), in ascending original index.
+these. Every item here has an int64 weight w >= 1 and a value > 0
+(``active_items`` has decided the others), in ascending original index; at the
+top w <= capacity, but a sub-problem of a Hirschberg split may hold items
+heavier than its own capacity.
 
 Row semantics: ``row[b]`` is the best value of a set of the items whose weight
 is at most ``b``. Item i *improves* capacity b when ``row[b - w] + v`` is
@@ -127,7 +129,10 @@ cdef int _profile(const int64_t* w, const double* v, Py_ssize_t n, int64_t c,
     that may still be added after these items (the other half of a Hirschberg
     split), so smaller capacities cannot matter and are skipped. Capacities at
     or above the running weight P of the items seen so far hold their running
-    total T: they are not touched until an item can miss them.
+    total T: they are not touched until an item can miss them. With a
+    ``gate`` (leaves only) that holds only for the chunks it lets through:
+    skipped cells keep a value no larger than their true one, which the
+    backtrack along the canonical path never reads.
 
     ``blo``/``bhi`` (or NULL): the capacities item i may update; then the
     cells the passes read are zeroed first. With ``bits`` (and ``off``,
@@ -182,9 +187,10 @@ GATE_MAX_ITEMS = 4096
 
 
 def gate_bytes(Py_ssize_t n, int64_t c):
-    """Bytes a gated leaf allocates beyond its row and bit table: three block
-    maps and two threads' LP lists."""
-    return 3 * 4 * ((c >> RK_GATE_SHIFT) + 1) + 2 * 6 * 8 * (n + 1) + 8 * n
+    """Bytes a gated leaf of n items allocates beyond its row and bit table:
+    three block maps, two threads' LP lists, the ratio order and the ratios
+    it is sorted from (and their negation, while sorting)."""
+    return 3 * 4 * ((c >> RK_GATE_SHIFT) + 1) + 2 * 6 * 8 * (n + 1) + 3 * 8 * n
 
 
 def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
@@ -231,7 +237,7 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
     cdef int[::1] gate_map
     cdef double[::1] lists
     if blo is not None and threshold > -np.inf and n <= GATE_MAX_ITEMS:
-        order_a = np.argsort(-(np.asarray(v) / np.asarray(w)), kind="stable").astype(np.int64)
+        order_a = np.argsort(-(np.asarray(v) / np.asarray(w)), kind="stable").astype(np.int64, copy=False)
         order = order_a
         gate_map = np.zeros(3 * ((c >> RK_GATE_SHIFT) + 1), dtype=np.intc)
         lists = np.empty(2 * 6 * (n + 1))
@@ -362,7 +368,7 @@ cdef void _pair(rk_half* half, int64_t c, int threads, rk_interrupt* irq,
 def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
                real[::1] A, real[::1] B, uint8_t[::1] sel, int64_t leaf_max_bits,
                int threads, key_row, double lower_bound, double tol,
-               int64_t prune_min_capacity, bint gate=True, bint fresh=False):
+               int64_t prune_min_capacity, bint gate=True, bint zeroed=False):
     """Hirschberg's divide and conquer over two DP rows, exact and canonical.
 
     Sets ``sel[i] = 1`` for the items of the solution dp_knapsack's backtrack
@@ -374,7 +380,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
     whose capacity is at least ``prune_min_capacity`` restrict their passes to the
     capacities whose LP bound reaches the frame's lower bound minus ``tol``,
     and their leaves gate their passes by the row's own values (unless
-    ``gate`` is False; see ``leaf``). ``fresh``: ``A`` holds zeros (from
+    ``gate`` is False; see ``leaf``). ``zeroed``: ``A`` holds zeros (from
     ``np.zeros``) until its first pass.
     Returns counters. Raises KeyboardInterrupt on Ctrl-C.
 
@@ -429,13 +435,13 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             if leaf_bits(w[l:r], cc, fl, fh) <= leaf_max_bits:
                 stats["leaves"] += 1
                 stats["gated_cells"] += leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, fl, fh, threads,
-                                             lb - tol if gate else -np.inf, fresh)
-                fresh = False
+                                             lb - tol if gate else -np.inf, zeroed)
+                zeroed = False
                 continue
         elif leaf_bits(w[l:r], cc) <= leaf_max_bits:
             stats["leaves"] += 1
             leaf(w[l:r], v[l:r], cc, A, sel[l:r], scratch, None, None, threads)
-            fresh = False
+            zeroed = False
             continue
         m = (l + r) // 2
         WL = pre[m] - pre[l]
@@ -454,7 +460,7 @@ def hirschberg(const int64_t[::1] w, const double[::1] v, int64_t c,
             # Only split capacities inside both last intervals can be optimal.
             a_lo = max(a_lo, bl[m - l - 1], cc - gh[r - m - 1])
             a_hi = min(a_hi, bh[m - l - 1], cc - gl[r - m - 1])
-        fresh = False
+        zeroed = False
         with nogil:
             _pair(half, cc, threads, &irq, &A[0])
         for err in (half[0].err, half[1].err):

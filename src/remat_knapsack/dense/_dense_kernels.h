@@ -64,7 +64,7 @@ static inline int64_t rk_now_ns(void) {
 }
 #endif
 
-#define RK_CHUNK 8192
+#define RK_PASS_CHUNK 8192
 
 /* A parallel region of nt threads with OpenMP; without it (Apple clang) the
  * block runs once on the calling thread, which the kernels handle (stride 1). */
@@ -140,7 +140,7 @@ static inline uint64_t rk_update_mask_##SUF(T *restrict dst, const T *restrict s
 }                                                                                  \
 /* The whole pass; lo >= w. */                                                     \
 static inline void rk_pass_##SUF(T *dp, int64_t lo, int64_t hi, int64_t w, T v) { \
-    int64_t chunk = w < RK_CHUNK ? w : RK_CHUNK;                                   \
+    int64_t chunk = w < RK_PASS_CHUNK ? w : RK_PASS_CHUNK;                         \
     int64_t top = hi + 1;                                                          \
     while (top > lo) {                                                             \
         int64_t start = top - chunk;                                               \
@@ -376,11 +376,14 @@ static inline int rk_gate_open(const int *before, const rk_lp *lp_before, double
 
 /* After item i's chunks, the capacities below bot that it does not update:
  * one passes only if it passed after item i - 1 (the bound only shrinks as
- * items go by), or if it is in the tail [P_i, ...] (Ti there) and passes. */
+ * items go by), or if it is in the tail [P_i, ...] (Ti there) and passes.
+ * bot = max(lo_i, w_i) can exceed c (in a sub-problem an item may weigh more
+ * than its capacity): the maps end at block c >> RK_GATE_SHIFT. */
 static inline void rk_gate_inherit(const int *before, int *after, const rk_lp *lp_after,
                                    double thr, int64_t c, int64_t l, int64_t h,
                                    int64_t bot, int64_t P, double T) {
-    for (int64_t k = 0; k <= ((bot - 1) >> RK_GATE_SHIFT) && bot > 0; k++)
+    int64_t last = (bot - 1 < c ? bot - 1 : c) >> RK_GATE_SHIFT;
+    for (int64_t k = 0; k <= last && bot > 0; k++)
         if (RK_LOAD_RELAXED(before + k)) RK_STORE_RELAXED(after + k, 1);
     int64_t f = rk_max64(P, l), t = h < bot - 1 ? h : bot - 1;
     for (int64_t k = f >> RK_GATE_SHIFT; f <= t && k <= (t >> RK_GATE_SHIFT); k++) {

@@ -112,8 +112,8 @@ def hirschberg_bytes(items: Items, dtype: type = np.float64) -> int:
     extra = 0
     if row < LEAF_FLOOR_BYTES:
         extra = min(LEAF_FLOOR_BYTES, _dense.leaf_bits(items.weights, c) // 8 + 16)
-    if n <= _dense.GATE_MAX_ITEMS:  # a gated leaf's block maps and LP lists
-        extra += _dense.gate_bytes(n, c)
+    # a gated leaf's block maps and LP lists (leaves of at most GATE_MAX_ITEMS items)
+    extra += _dense.gate_bytes(min(n, _dense.GATE_MAX_ITEMS), c)
     return 2 * row + extra + _ITEM_BYTES * n
 
 

@@ -239,10 +239,10 @@ def leaf(const int64_t[::1] w, const double[::1] v, int64_t c, real[::1] row,
     if blo is not None and threshold > -np.inf and n <= GATE_MAX_ITEMS:
         order_a = np.argsort(-(np.asarray(v) / np.asarray(w)), kind="stable").astype(np.int64, copy=False)
         order = order_a
-        gate_map = np.zeros(3 * ((c >> RK_GATE_SHIFT) + 1), dtype=np.intc)
+        gate.blocks = (c >> RK_GATE_SHIFT) + 1
+        gate_map = np.zeros(3 * gate.blocks, dtype=np.intc)
         lists = np.empty(2 * 6 * (n + 1))
         gate.thr = threshold
-        gate.blocks = (c >> RK_GATE_SHIFT) + 1
         gate.order = &order[0]
         gate.map = &gate_map[0]
         gate.scratch = &lists[0]

@@ -295,15 +295,14 @@ static inline int rk_wait(const int64_t *p, int64_t need, rk_interrupt *irq, int
  * optimum less the rows' rounding. A path through capacity b after item i
  * comes from b or b - w_i after item i - 1, so a chunk of item i is updated
  * only if one of the capacities it writes or reads passed that test after
- * item i - 1. The test is kept per block of RK_GATE_BLOCK capacities (a chunk
- * never straddles one): a block passes when its largest value plus the bound
+ * item i - 1. The test is kept per block of 2**RK_GATE_SHIFT capacities, one
+ * wavefront chunk (a chunk never straddles one): a block passes when its largest value plus the bound
  * at its lowest capacity reaches thr, which over-approximates, so the gate may
  * update a cell it could skip but never skips one on an optimal path. Cells it
  * skips keep a value no larger than their true one, as statically pruned
  * cells do (see _dense.pyx). Three maps, one per item, in a ring: the two
  * items the threads work on and the one before. */
 #define RK_GATE_SHIFT RK_CHUNK_SHIFT  /* a block is a chunk */
-#define RK_GATE_BLOCK RK_WAVEFRONT_CHUNK
 
 /* The LP bound of a set of items: cumulative weights w[0..m] and values
  * v[0..m] of the items by ratio, largest first, and r[p], the ratio of the

@@ -124,6 +124,15 @@ def knob(configure, *args):
         configure(*old) if isinstance(old, tuple) else configure(old)
 
 
+def general_path():
+    """``sparse`` without its subset-sum pass (``_subset_sum``): on items whose
+    values are their weights the general path's canonical pass runs, as the
+    tests of its questions need."""
+    from remat_knapsack.sparse._solver import _configure_subset_sum
+
+    return knob(_configure_subset_sum, False)
+
+
 def no_count_fills():
     """The canonical pass without its count fills (``_count_fill``): on
     strongly correlated items they answer the small questions first, which

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from oracles import brute_force, knob, knob_against_dp, no_count_fills, off_and_on
+from oracles import brute_force, general_path, knob, knob_against_dp, no_count_fills, off_and_on
 
 from remat_knapsack import SolverMemoryError, instances, solve
 from remat_knapsack.sparse import _canonical, _sparse
@@ -280,7 +280,7 @@ def test_count_path_against_dense_on_classes(cls, seed):
         mem = [m - 99_950 for m in inst.memory]
         inst = instances.Instance(mem, inst.runtimes, float(sum(mem) // 2))
     ref = solve(inst.memory, inst.runtimes, inst.max_memory, solver="dp", scale=1)
-    with _count_path():
+    with _count_path(), general_path():
         s = solve(inst.memory, inst.runtimes, inst.max_memory, solver="sparse", scale=1)
     assert s.stats["counts"]  # the count path ran and knew the optimal count
     assert (s.value, s.saved) == (ref.value, ref.saved)
@@ -632,7 +632,8 @@ def test_prefix_probe_against_dp(seed):
 def test_prefix_probe_skips_the_chain_on_subset_sum():
     # Subset sum n=10^4: the top-down pass asked a decide run per witness item
     # of a chain of a dozen; one probe on the shortest prefix replaces them.
-    off, on = off_and_on("subset_sum", 10_000, 10_000, 0, _probe(1 << 40))  # never
+    with general_path():
+        off, on = off_and_on("subset_sum", 10_000, 10_000, 0, _probe(1 << 40))  # never
     assert off.stats["probes"] == 0
     assert on.stats["probes_found"] >= 1
     assert on.stats["queries"] < off.stats["queries"]
@@ -742,6 +743,9 @@ def test_subset_sum_brute_force(case):
     val, saved = brute_force(w, w, cap)
     s = solve([float(a) for a in w], [float(a) for a in w], float(cap), solver="sparse", scale=1)
     assert (s.value, s.saved) == (val, saved)
+    with general_path():
+        s = solve([float(a) for a in w], [float(a) for a in w], float(cap), solver="sparse", scale=1)
+    assert (s.value, s.saved) == (val, saved)
 
 
 @pytest.mark.parametrize("family", ["subset_sum", "profit_ceiling", "strongly", "circle"])
@@ -757,7 +761,8 @@ def test_complement_against_dp(family):
         v = [float(int(x)) for x in inst.runtimes]
         c = float(rng.randint(int(sum(w)) // 4, 3 * int(sum(w)) // 4))
         ref = solve(w, v, c, scale=1, solver="dp")
-        got = solve(w, v, c, scale=1, solver="sparse")
+        with general_path():
+            got = solve(w, v, c, scale=1, solver="sparse")
         assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
         asked += got.stats.get("complements", 0)
     if family in ("subset_sum", "profit_ceiling"):
@@ -1010,7 +1015,7 @@ def test_unique_chains_against_dp(chain_start):
         w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
         c = float(rng.randint(0, int(sum(w))))
         ref = solve(w, v, c, scale=1, solver="dp")
-        with _unique_from(0), _chain_start(chain_start):
+        with _unique_from(0), _chain_start(chain_start), general_path():
             got = solve(w, v, c, scale=1, solver="sparse")
         assert (got.value, got.saved) == (ref.value, ref.saved), (fam, w, v, c)
         runs += got.stats.get("unique_runs", 0)

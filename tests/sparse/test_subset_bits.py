@@ -1,14 +1,22 @@
 """The bit-set subset sums of the canonical pass (``_subset_bits``), through
 its test wrapper, against brute force; and the pass with them on or off on
-subset-sum items, against dp_knapsack."""
+subset-sum items, against dp_knapsack. Those items take the general path
+here (``general_path``): the subset-sum pass would settle most of them first."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from oracles import knob, knob_against_dp, off_and_on
+from oracles import general_path, knob, knob_against_dp, off_and_on
 
 from remat_knapsack.sparse._canonical import _configure_sums_bits, _subset_bits_py
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _general_path():
+    with general_path():
+        yield
+
 
 cases = st.integers(0, 12).flatmap(
     lambda n: st.tuples(

@@ -8,6 +8,8 @@ beside it:
 * ``_sparse`` (with ``_sparse.pxd``): Pareto state lists, the core run and the
   decision runs;
 * ``_canonical``: the pass that turns an optimum into ``dp_knapsack``'s own set;
+* ``_subset_sum``: that set in one pass on items whose values are their
+  weights, when some subset fills the capacity;
 * ``_fixing``: fixing items by bounds in compensated sums;
 * ``_front``: grouped (few-type) Pareto dynamic programming;
 * ``_order``: orders of packed integer keys.

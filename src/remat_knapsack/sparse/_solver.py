@@ -8,6 +8,13 @@ on W, and it also runs on unquantised real weights (``scale=None``).
 Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``
 and, for step 3, ``_canonical.pyx``; GIL released):
 
+Items whose values are their weights (subset sums; values proportional to
+the weights are the same after gcd division) first try ``_subset_sum``:
+when some subset weighs exactly c, dp_knapsack's set follows from the least
+prefix holding such a subset and a scan down from it: O(n) and a few
+bit-set questions that stop at their first yes. When no subset fills c, or
+the questions outgrow their budget, the steps below decide.
+
 0. **The core.** After the efficiency sort, the greedy set's value and the
    Dantzig bound at the break fix the items no optimal set can change
    (``_core.py``); when at most 15% of the items stay free (uncorrelated,
@@ -323,7 +330,7 @@ from .._common._fsum import fsum
 from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
-from . import _canonical, _core, _sparse
+from . import _canonical, _core, _sparse, _subset_sum
 from ._core import core_of_split, decided, split_at_break, worth_it
 from ._exact import exact_canonical, integer_values
 from ._lift import Lift, count_bound_at
@@ -514,6 +521,10 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     n = w.shape[0]
     if n == 0:
         return {"states": 0, "runs": 0, "free": 0, "queries": 0, "peak_states": 0}
+    if _SUBSET_SUM and integral and np.array_equal(v, w):  # subset-sum items: one pass when a subset fills c
+        settled = _subset_sum_items(w, c, max_states, sel)
+        if settled is not None:
+            return settled
     t0 = time.perf_counter()
     # Efficiency order. Ties in any (deterministic) order: the order steers
     # the search, never the canonical set (``_order``: a sort of packed
@@ -605,6 +616,41 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         return work.stats(stats)
     finally:
         work.close()
+
+
+#: ``_subset_sum_items``: the widest question (words of 64 sums; 1 MiB), and
+#: the word operations its questions may take, fixed and per item, before
+#: the general path decides (on dense weights they take a few thousand).
+_SUBSET_SUM = True
+_SUBSET_WORDS = 1 << 17
+_SUBSET_WORK = 1 << 20
+_SUBSET_WORK_PER_ITEM = 16
+
+
+def _configure_subset_sum(on: bool) -> tuple[bool]:
+    """For tests: whether subset-sum items try ``_subset_sum_items`` first
+    (off: the general path, whose canonical pass they exercise). Returns the
+    previous setting."""
+    global _SUBSET_SUM
+    old = (_SUBSET_SUM,)
+    _SUBSET_SUM = on
+    return old
+
+
+def _subset_sum_items(w: np.ndarray, c: float, max_states: int, sel: np.ndarray) -> dict[str, Any] | None:
+    """dp_knapsack's set when every value is its weight and some subset
+    weighs exactly c (``_subset_sum``: O(n) and a few bit-set questions), or
+    None (the sel bytes untouched) when none does or the questions outgrow
+    their budget. The bit set takes at most what ``max_states`` states would."""
+    if float(w.sum()) <= c:
+        return None
+    words = min(_SUBSET_WORDS, max_states * STATE_BYTES // 8)
+    code, asked, work = _subset_sum.canonical_subset_sum(
+        w, c, sel, words, _SUBSET_WORK + _SUBSET_WORK_PER_ITEM * w.size)
+    if code != _subset_sum.SETTLED:
+        return None
+    return {"states": 0, "runs": 0, "free": w.size, "queries": asked, "peak_states": 0,
+            "subset_sum_words": work}
 
 
 #: Prefix sums of no values: what the count term gets when it never reads them (mu >= 0).

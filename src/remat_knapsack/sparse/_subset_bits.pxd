@@ -62,6 +62,24 @@ cdef inline void _or_shifted(const uint64_t* src, uint64_t* dst, Py_ssize_t word
         dst[i] |= (src[i - q] << r) | (src[i - q - 1] >> (64 - r))
 
 
+cdef inline void or_shifted_in_place(uint64_t* layer, Py_ssize_t words,
+                                     Py_ssize_t shift) noexcept nogil:
+    """layer |= layer << shift over ``words`` words, in place (what falls off
+    the top is lost): the words go from the top down, so each reads words the
+    pass has not changed yet and an item is added once."""
+    cdef Py_ssize_t q = shift >> 6, i
+    cdef int r = shift & 63
+    if q >= words:
+        return
+    if r == 0:
+        for i in range(words - 1, q - 1, -1):
+            layer[i] |= layer[i - q]
+        return
+    for i in range(words - 1, q, -1):
+        layer[i] |= (layer[i - q] << r) | (layer[i - q - 1] >> (64 - r))
+    layer[q] |= layer[0] << r
+
+
 cdef inline Py_ssize_t _in_range(const uint64_t* layer, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
     """The least sum in [lo, hi] the layer holds, or -1: a word at a time,
     the end words masked to the range."""

@@ -1,0 +1,131 @@
+"""The subset-sum pass (``_subset_sum``): items whose values are their weights,
+settled in one pass when a subset fills the capacity. The kernel against a
+brute-force oracle of dp_knapsack's rule in exact integers, its budgets, and
+``solve`` with the pass on and off against dp."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import general_path
+
+from remat_knapsack import instances, solve
+from remat_knapsack.sparse import _subset_sum
+
+ROOMY = (1 << 17, 1 << 40)  # max_words, budget: never the limit on these sizes
+
+
+def _canonical(w, c):
+    """(OPT, dp_knapsack's set) for values equal to the weights, by the sums
+    each prefix reaches (Python integers): from the top, item i is left out
+    when the items below it reach the target."""
+    reach = [{0}]
+    for x in w:
+        reach.append(reach[-1] | {s + x for s in reach[-1] if s + x <= c})
+    opt = max(reach[-1])
+    target, kept = opt, []
+    for i in range(len(w) - 1, -1, -1):
+        if target not in reach[i]:
+            kept.append(i)
+            target -= w[i]
+    return opt, sorted(kept)
+
+
+def _kernel(w, c, max_words, budget):
+    sel = np.zeros(len(w), dtype=np.uint8)
+    code, asked, work = _subset_sum.canonical_subset_sum(np.array(w, dtype=float), float(c), sel,
+                                                         max_words, budget)
+    return code, sel, asked, work
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.integers(1, 16).flatmap(lambda n: st.tuples(
+    st.sampled_from([3, 40, 300, 70_000]).flatmap(
+        lambda hi: st.lists(st.integers(1, hi), min_size=n, max_size=n)),
+    st.floats(0, 1))))
+def test_kernel_against_brute_force(case):
+    w, share = case
+    c = int(share * (sum(w) - 1))  # below the total: something is left out
+    code, sel, _, _ = _kernel(w, c, *ROOMY)
+    opt, kept = _canonical(w, c)
+    if opt == c:  # a subset fills c, and with room enough the pass finds it
+        assert code == _subset_sum.SETTLED
+        assert np.flatnonzero(sel).tolist() == kept
+    else:  # it settles nothing, and leaves sel as it was
+        assert code == _subset_sum.UNSETTLED
+        assert not sel.any()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.integers(1, 200), min_size=1, max_size=16), st.floats(0, 1),
+       st.integers(1, 4), st.integers(0, 300))
+def test_kernel_within_small_budgets(w, share, max_words, budget):
+    # Out of words or budget part-way (also in the scan down): unsettled with
+    # sel untouched, or settled with dp_knapsack's set.
+    c = int(share * (sum(w) - 1))
+    code, sel, _, work = _kernel(w, c, max_words, budget)
+    if code == _subset_sum.SETTLED:
+        assert np.flatnonzero(sel).tolist() == _canonical(w, c)[1]
+    else:
+        assert not sel.any()
+
+
+def test_kernel_words_and_questions():
+    # 64 + 1 + 127 = 192: sums across word edges. c = 192 is reached by the
+    # first three items (the least prefix); the fourth is left out.
+    code, sel, asked, work = _kernel([64, 1, 127, 500], 192, *ROOMY)
+    assert code == _subset_sum.SETTLED and sel.tolist() == [1, 1, 1, 0]
+    assert asked == 0  # the prefix weighs exactly c: no question
+    # 1 + 2 + 4 + 8 = 15 > c = 10: drop 5 = 1 + 4 from the first four, so
+    # 8 and 2 are kept (dp_knapsack keeps the highest items it can).
+    code, sel, asked, _ = _kernel([1, 2, 4, 8], 10, *ROOMY)
+    assert code == _subset_sum.SETTLED and sel.tolist() == [0, 1, 0, 1] and asked >= 1
+    # Even weights never sum to an odd capacity: unsettled.
+    assert _kernel([2, 4, 6, 8], 7, *ROOMY)[0] == _subset_sum.UNSETTLED
+    # A question wider than max_words: unsettled.
+    assert _kernel([1, 70_000, 3], 70_001 - 64 * 3, 2, 1 << 40)[0] == _subset_sum.UNSETTLED
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_solve_against_dp_and_the_general_path(seed):
+    # Subset-sum items of several ranges, values equal to the weights or a
+    # multiple of them (proportional: the same after gcd division), any
+    # capacity; dp and the general path agree, and the pass settled most.
+    rng = np.random.default_rng(seed)
+    settled = 0
+    for _ in range(40):
+        n = int(rng.integers(5, 200))
+        w = rng.integers(1, int(rng.choice([10, 1000, 10**5])), n).astype(float)
+        v = w * float(rng.choice([1, 3, 0.5]))
+        c = float(rng.integers(0, int(w.sum())))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        got = solve(w, v, c, scale=1, solver="sparse")
+        with general_path():
+            general = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved) == (general.value, general.saved)
+        assert "subset_sum_words" not in general.stats
+        settled += "subset_sum_words" in got.stats
+    assert settled > 20
+
+
+@pytest.mark.parametrize(("n", "R"), [(10_000, 10_000), (1_000, 10**6)])
+def test_solve_settles_pisinger_subset_sums(n, R):
+    # The benchmark's families: settled by the pass, the general path's set.
+    inst = instances.pisinger("subset_sum", n, R, 5)
+    args = (inst.memory, inst.runtimes, inst.max_memory)
+    got = solve(*args, scale=1, solver="sparse")
+    with general_path():
+        general = solve(*args, scale=1, solver="sparse")
+    assert "subset_sum_words" in got.stats
+    assert (got.value, got.saved) == (general.value, general.saved)
+
+
+def test_no_subset_fills_the_capacity():
+    # Sums of 6, 9 and 20 never make 43 (gcd 1): no subset fills it, the
+    # general path decides.
+    w = [6.0, 9.0, 12.0, 18.0, 20.0, 24.0, 27.0, 30.0, 40.0]
+    assert _kernel(w, 43, *ROOMY)[0] == _subset_sum.UNSETTLED
+    got = solve(w, w, 43.0, scale=1, solver="sparse")
+    ref = solve(w, w, 43.0, scale=1, solver="dp")
+    assert "subset_sum_words" not in got.stats
+    assert (got.value, got.saved) == (ref.value, ref.saved) and got.value == 42.0

@@ -313,6 +313,32 @@ def family_table(rows, solvers, timeout, before=None) -> str:
     return "\n".join(lines)
 
 
+def combo_geomean(rows, timeout) -> str:
+    """``auto``'s time over combo's, as a geometric mean over the family cells
+    that have a combo reference. A range's class time is unknown within it,
+    so the mean is given with every range at its top (the most favourable)
+    and at its bottom (the least)."""
+    order, groups = _groups(rows, "families")
+    top, bottom = [], []
+    for family, n, R in order:
+        ref = combo.reference(family, n, R)
+        t = cell(groups[(family, n, R)].get("auto", []), timeout)[0]
+        if ref is None or t is None:
+            continue
+        top.append(math.log(t / ref.hi))
+        bottom.append(math.log(t / ref.lo))
+    if not top:
+        return "no cell with a combo reference"
+    if any(math.isinf(x) for x in top):
+        return f"over {len(top)} cells with a combo reference: some timed out"
+    hi, lo = math.exp(sum(top) / len(top)), math.exp(sum(bottom) / len(bottom))
+    ranged = sum(a != b for a, b in zip(top, bottom))
+    cells = f"the {len(top)} cells" if len(top) > 1 else "the one cell"
+    return (f"{hi:.2f}x over {cells} with a combo reference"
+            + (f" ({ranged} of them ranges, at their top; {lo:.2f}x with every range at its bottom)"
+               if ranged else ""))
+
+
 def real_table(rows, timeout, before=None) -> str:
     exact = exactness(rows)
     old = {r["instance"]: r for r in before or []
@@ -483,6 +509,7 @@ def main(argv=None) -> int:
         print(family_table(rows, solvers, args.timeout, before))
         if any(r.get("status") == "skipped" for r in rows):
             print("\n\\* not run: the same solver timed out at a smaller n of this family and R.")
+        print(f"\nauto / combo, geometric mean: {combo_geomean(rows, args.timeout)}")
     if any(r["section"] == "real" for r in rows):
         print("\n## Real shape (scale=None) and the other targets (paper-like n=100, memory at large W)\n")
         print(real_table(rows, max(args.timeout, args.real_timeout), before))

@@ -120,6 +120,9 @@ def draw_case(rng):
     else:
         mem = _memory_int(rng, n) if scale == 1 else _memory_real(rng, n)
         run = _runtimes(rng, n)
+    if rng.random() < 0.1:  # subset sums: runtimes proportional to the memory
+        k = rng.choice([1.0, 1.0, 3.0, 0.5])
+        run = [x * k for x in mem]
     if rng.random() < 0.3 and n >= 2:  # duplicates: copy some items over others
         for _ in range(rng.randint(1, n)):
             i, j = rng.randrange(n), rng.randrange(n)

@@ -155,7 +155,10 @@ def _solution(
     """The Solution of ``chosen`` (positions in ``items``; None: all of them)
     and the forced items; ``value`` is their runtimes' correctly rounded sum."""
     n = problem.n
-    taken = items.index if chosen is None else items.index[chosen]
+    if chosen is None:
+        taken = items.index
+    else:  # every item undecided: the index is 0..n-1, and a position is its item
+        taken = chosen if items.index.size == n else items.index[chosen]
     stats.setdefault("capacity", problem.capacity)
     if chosen is None and taken.size + items.forced.size == n:  # every item saved: no mask
         saved, recomputed, value = _all_indices(n), [], fsum(problem.runtimes)

@@ -25,7 +25,7 @@ MS = 1e-3
 # ---------------------------------------------------------------- combo's reference and the targets
 
 
-def test_reference_rows_of_issue_9():
+def test_reference_rows():
     assert combo.reference("strongly", 10**3, 10**6) == combo.ComboRef(1.4 * MS, 1.4 * MS)
     assert combo.reference("subset_sum", 10**3, 10**6).hi == pytest.approx(1.6 * MS)
     assert combo.reference("profit_ceiling", 10**3, 10**6).hi == pytest.approx(1.6 * MS)
@@ -110,6 +110,7 @@ def test_bench_sparse_tiny_grid(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "| strongly | 60 | 10^3 | 2 |" in r.stdout and "| profit_ceiling | 60 | 10^3 | 2 |" in r.stdout
     assert "every finished run feasible and all solvers agree" in r.stdout
+    assert "auto / combo, geometric mean: no cell with a combo reference" in r.stdout
     assert "captured-transformer12_d128-n50-s0" in r.stdout and "tiled-transformer12_d128-x2" in r.stdout
     assert "paper-n40-s0" in r.stdout and "| paper-n20-s0 | 20 | 10000 |" in r.stdout
     assert "strongly-n100-R10000-s0-W1e+09" in r.stdout
@@ -152,6 +153,27 @@ def test_bench_sparse_reports_timeouts_and_skips_larger_n(tmp_path):
     assert ("3000", "0", "sparse", "timeout") in status
     assert all(st == "skipped" for n, seed, _s, st in status if n == "6000")  # not run after a timeout
     assert "> 0.05 s" in r.stdout
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")
+def test_combo_geomean_gives_ranges_at_both_ends(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports _results beside it
+    spec = importlib.util.spec_from_file_location("bench_sparse_script", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+
+    def row(family, n, R, seconds):
+        return {"section": "families", "family": family, "n": n, "R": R, "solver": "auto", "seed": 0,
+                "status": "ok", "seconds_median": seconds, "timeout": 5.0}
+
+    # strongly 10^3, 10^6: combo 1.4 ms; uncorrelated 10^4, 10^4: a range, 0.07-1.8 ms
+    rows = [row("strongly", 10**3, 10**6, 2.8 * MS), row("uncorrelated", 10**4, 10**4, 0.9 * MS)]
+    text = script.combo_geomean(rows, 5.0)
+    top, bottom = math.sqrt(2.0 * 0.5), math.sqrt(2.0 * 0.9 / 0.07)
+    assert text == (f"{top:.2f}x over the 2 cells with a combo reference (1 of them ranges, at their top; "
+                    f"{bottom:.2f}x with every range at its bottom)")
+    assert script.combo_geomean(rows[:1], 5.0) == "2.00x over the one cell with a combo reference"
+    assert script.combo_geomean([row("strongly", 60, 10**3, 1e-3)], 5.0) == "no cell with a combo reference"
 
 
 def test_every_family_is_known_to_the_script():

@@ -33,8 +33,8 @@ def _canonical(w, c):
 
 def _kernel(w, c, max_words, budget):
     sel = np.zeros(len(w), dtype=np.uint8)
-    code, asked, work = _subset_sum.canonical_subset_sum(np.array(w, dtype=float), float(c), sel,
-                                                         max_words, budget)
+    w = np.array(w, dtype=float)
+    code, asked, work = _subset_sum.canonical_subset_sum(w, w, float(c), sel, max_words, budget)
     return code, sel, asked, work
 
 
@@ -84,6 +84,14 @@ def test_kernel_words_and_questions():
     assert _kernel([2, 4, 6, 8], 7, *ROOMY)[0] == _subset_sum.UNSETTLED
     # A question wider than max_words: unsettled.
     assert _kernel([1, 70_000, 3], 70_001 - 64 * 3, 2, 1 << 40)[0] == _subset_sum.UNSETTLED
+    # A value that is not its weight: unsettled at once, sel untouched.
+    sel = np.zeros(3, dtype=np.uint8)
+    w = np.array([1.0, 2.0, 4.0])
+    assert _subset_sum.canonical_subset_sum(w, np.array([1.0, 2.0, 5.0]), 3.0, sel, *ROOMY) == (
+        _subset_sum.UNSETTLED, 0, 0)
+    assert not sel.any()
+    with pytest.raises(ValueError, match="v has 2 items, w 3"):
+        _subset_sum.canonical_subset_sum(w, w[:2], 3.0, sel, *ROOMY)
 
 
 @pytest.mark.parametrize("seed", range(3))

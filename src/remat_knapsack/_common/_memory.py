@@ -78,12 +78,25 @@ def _vm_size() -> int:
 
 
 def _proc_bytes(path: str, key: str) -> int | None:
-    """The ``key: N kB`` line of a /proc file, in bytes (None if absent)."""
+    """The ``key: N kB`` line of a /proc file, in bytes (None if absent).
+    Read as bytes in one system call or a few (every solve asks, and a text
+    file's decoding and line iteration cost more than the read)."""
     try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key):
-                    return int(line.split()[1]) * 1024
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
-        pass
-    return None
+        return None
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 13):
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    data, tag = b"".join(chunks), key.encode()
+    at = 0 if data.startswith(tag) else data.find(b"\n" + tag) + 1  # the key starts its line
+    if at == 0 and not data.startswith(tag):
+        return None
+    end = data.find(b"\n", at)
+    fields = data[at + len(tag):end if end >= 0 else len(data)].split()
+    return int(fields[0]) * 1024 if fields else None

@@ -179,7 +179,7 @@ def solve_dp(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray,
         row = np.empty(c + 1, dtype=dtype)
         _dense.leaf(items.weights, items.values, c, row, sel, None, None, None, THREADS)
     stats = {"peak_bytes": need, "precision": np.dtype(dtype).name}
-    return _exact_values(items, np.flatnonzero(sel), memory_limit, detail, stats), stats
+    return _exact_values(items, np.flatnonzero(sel.view(bool)), memory_limit, detail, stats), stats
 
 
 def solve_hirschberg(
@@ -240,7 +240,7 @@ def solve_hirschberg(
             )
         )
     stats["peak_bytes"] = peak
-    return _exact_values(items, np.flatnonzero(sel), memory_limit, detail, stats), stats
+    return _exact_values(items, np.flatnonzero(sel.view(bool)), memory_limit, detail, stats), stats
 
 
 def _exact_values(items: Items, chosen: np.ndarray, memory_limit: int | None, detail: str,

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Subset-sum items: dp_knapsack's set in one pass, when some subset fills the capacity.
 
-Private; ``_solver._subset_sum`` is its Python face. When every value is its
+Private; ``_solver._subset_sum_items`` is its Python face. When every value is its
 weight (after both are divided by their greatest common divisors: values
 proportional to the weights), a set is worth what it weighs, so a set that
 weighs exactly c is optimal, and ``dp_knapsack``'s backtrack (from the highest
@@ -101,14 +101,20 @@ cdef int _reaches(Questions* q, Py_ssize_t i, Py_ssize_t y) noexcept nogil:
     return REACH_NO
 
 
-def canonical_subset_sum(const double[::1] w, double c, uint8_t[::1] sel, Py_ssize_t max_words,
-                         Py_ssize_t budget):
-    """dp_knapsack's set of items whose values are their weights (positive
-    integers in float64, sums below 2**53; their total above c), when some
-    subset weighs exactly c: the items into ``sel`` (n zeroed bytes, 1 for
-    the chosen ones). Returns (``SETTLED`` or ``UNSETTLED``, questions asked,
-    word operations); ``sel`` is left as it was when unsettled."""
-    cdef Py_ssize_t n = w.shape[0], k = 0
+def canonical_subset_sum(const double[::1] w, const double[::1] v, double c, uint8_t[::1] sel,
+                         Py_ssize_t max_words, Py_ssize_t budget):
+    """dp_knapsack's set of items (w, v) when every value is its weight
+    (positive integers in float64, sums below 2**53) and some subset weighs
+    exactly c: the items into ``sel`` (n zeroed bytes, 1 for the chosen
+    ones). Returns (``SETTLED`` or ``UNSETTLED``, questions asked, word
+    operations); ``sel`` is left as it was when unsettled, and at once when
+    a value is not its weight (the first such item ends the check)."""
+    cdef Py_ssize_t n = w.shape[0], k = 0, i
+    if v.shape[0] != n:
+        raise ValueError(f"v has {v.shape[0]} items, w {n}")
+    for i in range(n):
+        if v[i] != w[i]:
+            return RESULT_UNSETTLED, 0, 0
     cdef double s = 0.0
     cdef int answer = REACH_NO, code = RESULT_UNSETTLED
     cdef Questions q

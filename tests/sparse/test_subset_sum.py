@@ -34,7 +34,7 @@ def _canonical(w, c):
 def _kernel(w, c, max_words, budget):
     sel = np.zeros(len(w), dtype=np.uint8)
     w = np.array(w, dtype=float)
-    code, asked, work = _subset_sum.canonical_subset_sum(w, w, float(c), sel, max_words, budget)
+    code, asked, work, _held = _subset_sum.canonical_subset_sum(w, w, float(c), sel, max_words, budget)
     return code, sel, asked, work
 
 
@@ -88,7 +88,7 @@ def test_kernel_words_and_questions():
     sel = np.zeros(3, dtype=np.uint8)
     w = np.array([1.0, 2.0, 4.0])
     assert _subset_sum.canonical_subset_sum(w, np.array([1.0, 2.0, 5.0]), 3.0, sel, *ROOMY) == (
-        _subset_sum.UNSETTLED, 0, 0)
+        _subset_sum.OTHER_VALUES, 0, 0, 0)
     assert not sel.any()
     with pytest.raises(ValueError, match="v has 2 items, w 3"):
         _subset_sum.canonical_subset_sum(w, w[:2], 3.0, sel, *ROOMY)
@@ -129,11 +129,57 @@ def test_solve_settles_pisinger_subset_sums(n, R):
 
 
 def test_no_subset_fills_the_capacity():
-    # Sums of 6, 9 and 20 never make 43 (gcd 1): no subset fills it, the
-    # general path decides.
+    # Sums of 6, 9 and 20 never make 43 (gcd 1): no subset fills it, so the
+    # questions leave it, and the layers of every prefix's sums settle it.
     w = [6.0, 9.0, 12.0, 18.0, 20.0, 24.0, 27.0, 30.0, 40.0]
     assert _kernel(w, 43, *ROOMY)[0] == _subset_sum.UNSETTLED
-    got = solve(w, w, 43.0, scale=1, solver="sparse")
     ref = solve(w, w, 43.0, scale=1, solver="dp")
-    assert "subset_sum_words" not in got.stats
+    got = solve(w, w, 43.0, scale=1, solver="sparse")
+    assert got.stats["subset_sum_layers"] == len(w) + 1
     assert (got.value, got.saved) == (ref.value, ref.saved) and got.value == 42.0
+
+
+def _layers(w, c, max_words=1 << 22):
+    sel = np.zeros(len(w), dtype=np.uint8)
+    code, opt, held = _subset_sum.canonical_subset_sum_layers(np.array(w, dtype=float), float(c), sel, max_words)
+    return code, sel, opt, held
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.integers(0, 14).flatmap(lambda n: st.tuples(
+    st.sampled_from([3, 40, 300, 3000]).flatmap(
+        lambda hi: st.lists(st.integers(1, hi), min_size=n, max_size=n)),
+    st.floats(0, 1))))
+def test_layers_against_brute_force(case):
+    # Any capacity, a subset filling it or not: OPT and dp_knapsack's set.
+    w, share = case
+    c = int(share * sum(w))
+    code, sel, opt, held = _layers(w, c)
+    want_opt, kept = _canonical(w, c)
+    assert code == _subset_sum.SETTLED
+    assert (opt, np.flatnonzero(sel).tolist()) == (want_opt, kept)
+    assert held == (len(w) + 1) * (c // 64 + 1)
+
+
+def test_layers_need_their_words():
+    # 3 items and c = 200: 4 layers of 4 words; one word short, unsettled and sel untouched.
+    assert _layers([50, 70, 90], 200, 16)[0] == _subset_sum.SETTLED
+    code, sel, _, _ = _layers([50, 70, 90], 200, 15)
+    assert code == _subset_sum.UNSETTLED and not sel.any()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sparse_low_density_subset_sums(seed):
+    # 22 weights up to 10^6 and half their total: 2^22 subsets over a range of
+    # 10^7, so a subset rarely fills c. The layers settle them (a Pareto state
+    # list keeps up to a million states here), with dp's and the general path's set.
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 10**6, 22).astype(float)
+    c = float(w.sum() // 2)
+    got = solve(w, 2 * w, c, scale=1, solver="sparse")
+    with general_path():
+        general = solve(w, 2 * w, c, scale=1, solver="sparse")
+    ref = solve(w, 2 * w, c, scale=1, solver="dp")
+    assert (got.value, got.saved) == (ref.value, ref.saved) == (general.value, general.saved)
+    assert got.stats["subset_sum_layers"] == 23
+    assert got.stats["peak_bytes"] >= 23 * (int(c) // 64 + 1) * 8  # the layers are counted

@@ -370,7 +370,7 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
         chosen, stats = _run(w, v, c, integral, tol, max_states, detail)
     else:
         chosen, stats = solve_real(w, v, c, integral, tol, max_states, detail, _run)
-    stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"])
+    stats["peak_bytes"] = sparse_bytes(n, stats["peak_states"]) + stats.pop("extra_bytes", 0)  # bit sets
     stats["integral"] = integral
     if not integral and integer_values(items.values):
         # Integer runtimes whose sums pass float64's exact range: the float64
@@ -620,11 +620,14 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
 
 #: ``_subset_sum_items``: the widest question (words of 64 sums; 1 MiB), and
 #: the word operations its questions may take, fixed and per item, before
-#: the general path decides (on dense weights they take a few thousand).
+#: the layers or the general path decide (on dense weights they take a few
+#: thousand); then the most words the layers of every prefix's sums may take
+#: (32 MiB, about as many word operations).
 _SUBSET_SUM = True
 _SUBSET_WORDS = 1 << 17
 _SUBSET_WORK = 1 << 20
 _SUBSET_WORK_PER_ITEM = 16
+_SUBSET_LAYER_WORDS = 1 << 22
 
 
 def _configure_subset_sum(on: bool) -> tuple[bool]:
@@ -639,18 +642,25 @@ def _configure_subset_sum(on: bool) -> tuple[bool]:
 
 def _subset_sum_items(w: np.ndarray, v: np.ndarray, c: float, max_states: int,
                       sel: np.ndarray) -> dict[str, Any] | None:
-    """dp_knapsack's set when every value is its weight and some subset
-    weighs exactly c (``_subset_sum``: O(n) and a few bit-set questions), or
-    None (the sel bytes untouched) when a value is not its weight, no subset
-    fills c, or the questions outgrow their budget. The bit set takes at most
-    what ``max_states`` states would."""
-    words = min(_SUBSET_WORDS, max_states * STATE_BYTES // 8)
-    code, asked, work = _subset_sum.canonical_subset_sum(
-        w, v, c, sel, words, _SUBSET_WORK + _SUBSET_WORK_PER_ITEM * w.size)
-    if code != _subset_sum.SETTLED:
+    """dp_knapsack's set when every value is its weight (``_subset_sum``):
+    first in one pass with a few bit-set questions, when some subset weighs
+    exactly c; else from the sums of every prefix, when they fit. None (the
+    sel bytes untouched) when a value is not its weight, or neither settles
+    it. Each bit set takes at most what ``max_states`` states would."""
+    room = max_states * STATE_BYTES // 8
+    code, asked, work, held = _subset_sum.canonical_subset_sum(
+        w, v, c, sel, min(_SUBSET_WORDS, room), _SUBSET_WORK + _SUBSET_WORK_PER_ITEM * w.size)
+    if code == _subset_sum.OTHER_VALUES:
         return None
-    return {"states": 0, "runs": 0, "free": w.size, "queries": asked, "peak_states": 0,
-            "subset_sum_words": work}
+    stats = {"states": 0, "runs": 0, "free": w.size, "queries": asked, "peak_states": 0,
+             "subset_sum_words": work, "extra_bytes": 8 * held}
+    if code != _subset_sum.SETTLED:
+        code, _opt, layers = _subset_sum.canonical_subset_sum_layers(w, c, sel, min(_SUBSET_LAYER_WORDS, room))
+        if code != _subset_sum.SETTLED:
+            return None
+        stats["subset_sum_layers"] = w.size + 1
+        stats["extra_bytes"] = max(stats["extra_bytes"], 8 * layers)
+    return stats
 
 
 #: Prefix sums of no values: what the count term gets when it never reads them (mu >= 0).

@@ -32,21 +32,31 @@ handful of questions (the prefix sums, the scan down, and the questions). A
 "no" is exact: every item that could take part was added. Weights that
 leave a question of more than ``max_words`` words, or questions costing more
 than ``budget`` word operations in all, return ``UNSETTLED``, as does a
-capacity no subset fills: the general path then decides.
+capacity no subset fills.
+
+Then, when the sums of every prefix fit in memory ((n + 1) (c / 64 + 1)
+words), ``canonical_subset_sum_layers`` builds them all (Bellman's
+recursion, one layer per item) and reads OPT, the largest sum within c, and
+dp_knapsack's set straight off them: O(n c / 64), where a Pareto state list
+of subset sums keeps a state per distinct sum (up to min(2**n, c)). Beyond
+that, the general path decides.
 """
 
 from libc.stdint cimport uint8_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 
-from ._subset_bits cimport _bit, bits_words, or_shifted_in_place
+from ._subset_bits cimport _bit, _shift_or, bits_words, or_shifted_in_place
 
-cdef enum:  # ``canonical_subset_sum``'s result codes
+cdef enum:  # the result codes
     RESULT_UNSETTLED = 0
     RESULT_SETTLED = 1
+    RESULT_OTHER_VALUES = 2
 
-#: ``canonical_subset_sum``'s result codes: the set is dp_knapsack's, or the general path decides.
+#: Result codes: the set is dp_knapsack's; or not settled here (the layers
+#: may, or the general path); or a value is not its weight (the general path).
 SETTLED = RESULT_SETTLED
 UNSETTLED = RESULT_UNSETTLED
+OTHER_VALUES = RESULT_OTHER_VALUES
 
 # ``_reaches``' answers
 cdef enum:
@@ -107,14 +117,15 @@ def canonical_subset_sum(const double[::1] w, const double[::1] v, double c, uin
     (positive integers in float64, sums below 2**53) and some subset weighs
     exactly c: the items into ``sel`` (n zeroed bytes, 1 for the chosen
     ones). Returns (``SETTLED`` or ``UNSETTLED``, questions asked, word
-    operations); ``sel`` is left as it was when unsettled, and at once when
-    a value is not its weight (the first such item ends the check)."""
+    operations, the most words its bit set held); ``sel`` is left as it was
+    when unsettled. ``OTHER_VALUES`` at once when a value is not its weight
+    (the first such item ends the check)."""
     cdef Py_ssize_t n = w.shape[0], k = 0, i
     if v.shape[0] != n:
         raise ValueError(f"v has {v.shape[0]} items, w {n}")
     for i in range(n):
         if v[i] != w[i]:
-            return RESULT_UNSETTLED, 0, 0
+            return RESULT_OTHER_VALUES, 0, 0, 0
     cdef double s = 0.0
     cdef int answer = REACH_NO, code = RESULT_UNSETTLED
     cdef Questions q
@@ -138,7 +149,7 @@ def canonical_subset_sum(const double[::1] w, const double[::1] v, double c, uin
         if answer == REACH_YES:
             code = _scan_down(&q, k, <Py_ssize_t>(s - c), sel)
     free(q.bits)
-    return code, q.asked, q.work
+    return code, q.asked, q.work, q.words_held
 
 
 cdef int _scan_down(Questions* q, Py_ssize_t k, Py_ssize_t e, uint8_t[::1] sel) noexcept nogil:
@@ -162,3 +173,51 @@ cdef int _scan_down(Questions* q, Py_ssize_t k, Py_ssize_t e, uint8_t[::1] sel) 
     for j in range(k):  # up to k - 1, which is kept
         sel[j] = 1 if sel[j] == 0 else 0
     return RESULT_SETTLED
+
+
+def canonical_subset_sum_layers(const double[::1] w, double c, uint8_t[::1] sel, Py_ssize_t max_words):
+    """dp_knapsack's set of items whose values are their weights (positive
+    integers in float64, c an integer below 2**53) by every prefix's sums:
+    layer i holds the sums 0..c the first i items reach, OPT is the largest
+    sum of the last, and from the top item i is left out when layer i holds
+    the target (else kept, the target less w_i, which layer i then holds).
+    O(n c / 64) time and memory, whether or not a subset fills c: for the
+    instances the questions above leave unsettled, when the n + 1 layers fit
+    in ``max_words`` words. Returns (``SETTLED``, OPT, words held) with the
+    set in ``sel`` (n zeroed bytes), or (``UNSETTLED``, 0, 0) when they do not fit."""
+    cdef Py_ssize_t n = w.shape[0], i, t, opt = 0, words = bits_words(<Py_ssize_t>c)
+    cdef uint64_t* layers
+    if c < 0 or n + 1 > max_words // words:
+        return RESULT_UNSETTLED, 0, 0
+    layers = <uint64_t*>malloc((n + 1) * words * sizeof(uint64_t))
+    if layers == NULL:
+        return RESULT_UNSETTLED, 0, 0
+    with nogil:
+        for i in range(words):
+            layers[i] = 0
+        layers[0] = 1  # the empty set
+        for i in range(n):
+            _shift_or(layers + i * words, layers + (i + 1) * words, words, <Py_ssize_t>w[i])
+        t = _highest_up_to(layers + n * words, <Py_ssize_t>c)
+        opt = t
+        for i in range(n - 1, -1, -1):
+            if not _bit(layers + i * words, t):  # the items below do not reach t: i is kept
+                sel[i] = 1
+                t -= <Py_ssize_t>w[i]
+    free(layers)
+    return RESULT_SETTLED, opt, (n + 1) * words
+
+
+cdef Py_ssize_t _highest_up_to(const uint64_t* layer, Py_ssize_t c) noexcept nogil:
+    """The largest sum <= c the layer holds (it holds 0)."""
+    cdef Py_ssize_t q = c >> 6, b
+    cdef uint64_t word = layer[q]
+    if (c & 63) < 63:
+        word &= (<uint64_t>1 << ((c & 63) + 1)) - 1
+    while word == 0:
+        q -= 1
+        word = layer[q]
+    b = 63
+    while not (word >> b) & 1:
+        b -= 1
+    return (q << 6) + b

@@ -80,3 +80,27 @@ def test_masked_sums_are_the_gathered_ones(pairs):
 def test_mask_length_must_match():
     with pytest.raises(ValueError, match="mask has 2 items, x has 3"):
         exact_sum(np.zeros(3), np.zeros(2, dtype=np.uint8))
+
+
+near_2_53 = st.integers(-(2**53), 2**53).map(float)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(near_2_53, st.integers(-1000, 1000).map(float), st.sampled_from([0.5, 2.0**53, -(2.0**53)])),
+                max_size=40), st.data())
+def test_integers_summed_in_float64_or_in_the_limbs(xs, data):
+    # Integers whose running sums stay below 2**53 are added in float64; one
+    # at 2**53, a sum passing it, or a non-integer sends the sum to the limbs.
+    x = np.array(xs, dtype=np.float64)
+    mask = np.array(data.draw(st.lists(st.booleans(), min_size=len(xs), max_size=len(xs))), dtype=np.uint8)
+    assert exact_sum(x) == _exact(xs)
+    assert exact_sum(x, mask) == _exact([v for v, m in zip(xs, mask) if m])
+
+
+def test_integer_sums_at_the_edge_of_float64():
+    big = 2.0**52
+    assert exact_sum(np.array([big, big - 1.0, 1.0])) == (2**53) << 1074  # the sum reaches 2**53: limbs
+    assert exact_sum(np.array([big, big - 1.0])) == (2**53 - 1) << 1074  # just below: float64
+    assert exact_sum(np.array([big, big, 1.0])) == (2**53 + 1) << 1074  # 2**53 + 1 is not a float64
+    assert exact_sum(np.array([3.0, 4.0, 0.25])) == 29 << 1072  # a non-integer last
+    assert exact_sum(np.array([1.0, np.inf])) is None and exact_sum(np.array([1.0, np.nan])) is None

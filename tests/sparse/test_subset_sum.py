@@ -38,11 +38,15 @@ def _kernel(w, c, max_words, budget):
     return code, sel, asked, work
 
 
+def weights_and_share(min_n, max_n, ranges):
+    """(n weights up to one of ``ranges``, a share of their total in [0, 1])."""
+    return st.integers(min_n, max_n).flatmap(lambda n: st.tuples(
+        st.sampled_from(ranges).flatmap(lambda hi: st.lists(st.integers(1, hi), min_size=n, max_size=n)),
+        st.floats(0, 1)))
+
+
 @settings(max_examples=600, deadline=None)
-@given(st.integers(1, 16).flatmap(lambda n: st.tuples(
-    st.sampled_from([3, 40, 300, 70_000]).flatmap(
-        lambda hi: st.lists(st.integers(1, hi), min_size=n, max_size=n)),
-    st.floats(0, 1))))
+@given(weights_and_share(1, 16, [3, 40, 300, 70_000]))
 def test_kernel_against_brute_force(case):
     w, share = case
     c = int(share * (sum(w) - 1))  # below the total: something is left out
@@ -146,10 +150,7 @@ def _layers(w, c, max_words=1 << 22):
 
 
 @settings(max_examples=600, deadline=None)
-@given(st.integers(0, 14).flatmap(lambda n: st.tuples(
-    st.sampled_from([3, 40, 300, 3000]).flatmap(
-        lambda hi: st.lists(st.integers(1, hi), min_size=n, max_size=n)),
-    st.floats(0, 1))))
+@given(weights_and_share(0, 14, [3, 40, 300, 3000]))
 def test_layers_against_brute_force(case):
     # Any capacity, a subset filling it or not: OPT and dp_knapsack's set.
     w, share = case

@@ -264,10 +264,15 @@ def ratio(t: float | None, ref: combo.ComboRef | None, timeout: float) -> str:
     if t is None or ref is None:
         return "-"
     if t == INF:
-        return f"> {timeout / ref.hi:,.0f}x"
+        return f"> {_times(timeout / ref.hi)}x"
     if ref.lo == ref.hi:
-        return f"{t / ref.hi:,.1f}x"
-    return f"{t / ref.hi:,.1f}-{t / ref.lo:,.0f}x"
+        return f"{_times(t / ref.hi)}x"
+    return f"{_times(t / ref.hi)}-{_times(t / ref.lo)}x"
+
+
+def _times(r: float) -> str:
+    """A ratio to two significant figures (0.0021, 0.45, 3.1), whole above 10."""
+    return f"{r:,.0f}" if r >= 10 else f"{r:.2g}"
 
 
 def _groups(rows, section: str) -> tuple[list[tuple], dict[tuple, dict[str, list]]]:

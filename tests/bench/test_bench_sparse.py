@@ -176,5 +176,19 @@ def test_combo_geomean_gives_ranges_at_both_ends(monkeypatch):
     assert script.combo_geomean([row("strongly", 60, 10**3, 1e-3)], 5.0) == "no cell with a combo reference"
 
 
+@pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")
+def test_ratio_keeps_small_ratios_readable(monkeypatch):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
+    spec = importlib.util.spec_from_file_location("bench_sparse_script", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    spanner = combo.ComboRef(0.6, 0.9)  # a range: milliseconds against combo's 0.6-0.9 s
+    assert script.ratio(1.3e-3, spanner, 5.0) == "0.0014-0.0022x"
+    assert script.ratio(2.8e-3, combo.ComboRef(1.4e-3, 1.4e-3), 5.0) == "2x"
+    assert script.ratio(0.9e-3, combo.ComboRef(0.07e-3, 1.8e-3), 5.0) == "0.5-13x"
+    assert script.ratio(script.INF, spanner, 5.0) == "> 5.6x"
+    assert script.ratio(None, spanner, 5.0) == "-"
+
+
 def test_every_family_is_known_to_the_script():
     assert len(ALL_CLASSES) == 13

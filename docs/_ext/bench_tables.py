@@ -49,6 +49,7 @@ def fmt(text: str, how: str) -> str:
     x = _num(text)
     if how == "text" or x is None:
         return {"True": "yes", "False": "no"}.get(text, text)
+    x += 0.0  # -0.0 prints as 0
     if how == "time":
         if x < 1e-3:
             return f"{x * 1e6:.0f} us"

@@ -155,12 +155,18 @@ def test_bench_sparse_reports_timeouts_and_skips_larger_n(tmp_path):
     assert "> 0.05 s" in r.stdout
 
 
-@pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")
-def test_combo_geomean_gives_ranges_at_both_ends(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # the script imports _results beside it
+@pytest.fixture
+def script(monkeypatch):
+    """benchmarks/bench_sparse.py as a module (it imports _results beside it)."""
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))
     spec = importlib.util.spec_from_file_location("bench_sparse_script", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")
+def test_combo_geomean_gives_ranges_at_both_ends(script):
 
     def row(family, n, R, seconds):
         return {"section": "families", "family": family, "n": n, "R": R, "solver": "auto", "seed": 0,
@@ -177,11 +183,7 @@ def test_combo_geomean_gives_ranges_at_both_ends(monkeypatch):
 
 
 @pytest.mark.skipif(not SCRIPT.exists(), reason="benchmarks/ is not part of this checkout")
-def test_ratio_keeps_small_ratios_readable(monkeypatch):
-    monkeypatch.syspath_prepend(str(SCRIPT.parent))
-    spec = importlib.util.spec_from_file_location("bench_sparse_script", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+def test_ratio_keeps_small_ratios_readable(script):
     spanner = combo.ComboRef(0.6, 0.9)  # a range: milliseconds against combo's 0.6-0.9 s
     assert script.ratio(1.3e-3, spanner, 5.0) == "0.0014-0.0022x"
     assert script.ratio(2.8e-3, combo.ComboRef(1.4e-3, 1.4e-3), 5.0) == "2x"

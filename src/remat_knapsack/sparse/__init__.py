@@ -11,6 +11,10 @@ beside it:
 * ``_subset_sum``: that set in one pass on items whose values are their
   weights, when some subset fills the capacity;
 * ``_fixing``: fixing items by bounds in compensated sums;
+* ``_split``: the split around the break item and the core it leaves
+  (behind ``_core``);
+* ``_fit``: the cardinality multipliers' line and count term, and the quick
+  test of ``_lines``;
 * ``_front``: grouped (few-type) Pareto dynamic programming;
 * ``_order``: orders of packed integer keys.
 

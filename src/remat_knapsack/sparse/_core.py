@@ -42,12 +42,11 @@ thresholds and of the low items that may join the greedy set. Memory: O(n).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import _sparse
+from . import _sparse, _split
 from ._fixing import fix_by_bound
 from ._order import descending
 
@@ -70,14 +69,6 @@ LOOSE = 0.5
 #: them, once more at four times the share, then not at all.
 SAMPLE = 1024
 MARGIN = 1 / 16
-
-
-def _fixed(w, v, c, lam, thr):
-    """(free items, fixed-in items, the capacity those leave) by Dantzig's
-    bound with multiplier ``lam`` against ``thr``."""
-    _, fix_in, fix_out = decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr, reduced=False)
-    fixed = np.flatnonzero(fix_in)
-    return np.flatnonzero(~(fix_in | fix_out)), fixed, c - float(w[fixed].sum())
 
 
 @dataclass
@@ -118,33 +109,13 @@ def split_at_break(w: np.ndarray, eff: np.ndarray, c: float) -> Split:
     """A ``Split`` of items with weights ``w`` (float64 integers with exact
     sums, more than ``c`` in all) and efficiencies ``eff``. O(n) plus the
     sort of the items between the thresholds (about an eighth of them; all
-    of them when two tries at the thresholds miss the break item)."""
-    n = w.size
-    m = min(n, SAMPLE)
-    step = n // m
-    at = np.arange(0, step * m, step)
-    s_eff, s_w = eff[at], w[at]
-    so = descending(s_eff)
-    crossing = np.cumsum(s_w[so]) * (float(w.sum()) / float(s_w.sum()))  # the sample's estimate of the prefix weight
-    j = int(np.searchsorted(crossing, c, side="right"))
-    for share in (MARGIN, 4 * MARGIN, None):
-        g = max(16, int(share * m)) if share is not None else m  # None: every item between
-        hi = float(s_eff[so[j - g]]) if j - g >= 0 else math.inf
-        lo = float(s_eff[so[j + g]]) if j + g < m else -math.inf
-        above = eff > hi
-        room = c - float(w[above].sum())  # integer sums below 2**53: exact
-        if room < 0:
-            continue
-        below = eff < lo
-        between = ~(above | below)
-        mid = np.flatnonzero(between)
-        mid = mid[descending(eff[mid])]
-        prefix = np.cumsum(w[mid])
-        if mid.size == 0 or prefix[-1] <= room:
-            continue
-        b = int(np.searchsorted(prefix, room, side="right"))
-        return Split(np.flatnonzero(above), mid, np.flatnonzero(below), b)
-    raise ValueError("split_at_break: the items must weigh more than the capacity")
+    of them when two tries at the thresholds miss the break item); one
+    compiled call (``_split.split``)."""
+    pieces = _split.split(np.ascontiguousarray(w, dtype=np.float64), np.ascontiguousarray(eff, dtype=np.float64),
+                          float(c), SAMPLE, MARGIN)
+    if pieces is None:
+        raise ValueError("split_at_break: the items must weigh more than the capacity")
+    return Split(*pieces)
 
 
 def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: float):
@@ -154,37 +125,18 @@ def core_of_split(w: np.ndarray, v: np.ndarray, c: float, split: Split, tol: flo
     c. The break solution is ``top`` and ``mid[:b]``, completed greedily in
     efficiency order: through the rest of ``mid``, then through the items of
     ``low`` that still fit, sorted (the others never would: the room only
-    shrinks); the same set as the greedy completion in the full order. The
-    caller solves the free items alone when they are few (``worth_it``)."""
-    n = w.size
-    head = split.mid[:split.b]
-    room = c - float(w[split.top].sum()) - float(w[head].sum())
-    added, room = _greedy_fill(w, v, split.mid[split.b:], room)  # in efficiency order already
-    fits = w[split.low] <= room
-    if 2 * int(np.count_nonzero(fits)) >= split.low.size:
-        # Most of them: sort them all, once (the full order, if needed, reuses it).
-        split.sort_low(v / w)
-        low = split.low[w[split.low] <= room]
-    else:
-        low = split.low[fits]
-        low = low[descending(v[low] / w[low])]
-    more, _ = _greedy_fill(w, v, low, room)
-    added += more
-    # Sums of n terms are within n 2**-53 of their magnitude: LB stays reachable.
-    # (Not np.dot: at n=10^5 OpenBLAS hands a dot product to worker threads that
-    # then spin, a second core busy for the rest of the solve.)
-    lower = (float(v[split.top].sum()) + float(v[head].sum()) + added) * (1.0 - n * 2.0**-52)
-    brk = split.mid[split.b]
-    return _fixed(w, v, c, float(v[brk] / w[brk]), lower - tol)
-
-
-def _greedy_fill(w, v, items, room):
-    """The items (positions, in the order given) that still fit ``room``, one
-    after the other: (their value, the room they leave)."""
-    x = np.zeros(items.size, dtype=np.uint8)
-    ws = np.ascontiguousarray(w[items])
-    added = _sparse.greedy_fill(ws, np.ascontiguousarray(v[items]), 0, room, x)
-    return added, room - float(ws[x.view(bool)].sum())
+    shrinks); the same set as the greedy completion in the full order. When
+    most of ``low`` fits, all of it is sorted, once, and ``split`` keeps that
+    order (``Split.order`` reuses it). Dantzig's bound at the break item
+    against the greedy set's value (less ``tol``) then fixes the rest
+    (``decided``). One compiled call (``_split.core``). The caller solves
+    the free items alone when they are few (``worth_it``)."""
+    free, fixed, room, low = _split.core(np.ascontiguousarray(w, dtype=np.float64),
+                                         np.ascontiguousarray(v, dtype=np.float64), float(c), split.top,
+                                         split.mid, split.b, split.low, split.low_sorted, tol, _TOL["rel_lp"])
+    if low is not None:
+        split.low, split.low_sorted = low, True
+    return free, fixed, room
 
 
 def worth_it(free: np.ndarray, n: int, share: float | None = None) -> bool:

@@ -52,6 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import _fit
+
 EXACT = 2.0**53  # integers below this are exact in float64
 PROBES = 3  # items of distinct weights near the break, whose pairs propose a slope
 SCAN = 16  # items looked at to find them
@@ -119,7 +121,7 @@ def _lines_through(w: np.ndarray, v: np.ndarray, i: int, j: int) -> Lines | None
     if slope is None:
         return None
     p, q = slope
-    if len(set((q * v[:SAMPLE] - p * w[:SAMPLE]).tolist())) > 2:
+    if _fit.more_levels(w, v, p, q, SAMPLE, 2):
         return None  # a cheap rejection: three lines or more among a few items
     if q * float(v.max()) >= EXACT or p * float(w.max()) >= EXACT:
         return None

@@ -330,7 +330,7 @@ from .._common._fsum import fsum
 from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
-from . import _canonical, _core, _sparse, _subset_sum
+from . import _canonical, _core, _fit, _sparse, _subset_sum
 from ._core import core_of_split, decided, split_at_break, worth_it
 from ._exact import exact_canonical, integer_values
 from ._lift import Lift, count_bound_at
@@ -842,33 +842,17 @@ def _multipliers(ws, vs, c, b, topv, integral=False):
         return 0.0, 0.0, float(n), False
     kmax = float(_lightest_count(ws, c))  # the most items any set holds
     h = max(32, n // _FIT_DIV)
-    xw = ws[max(0, b - h):min(n, b + h + 1)]
-    yv = vs[max(0, b - h):min(n, b + h + 1)]
-    # np.var and np.mean spelt out: the same sums, bit for bit, without their call overhead
-    xm, ym = float(xw.sum()) / xw.size, float(yv.sum()) / yv.size
-    dx = xw - xm
-    vx = float((dx * dx).sum()) / xw.size
-    if vx <= 0:
+    lam, mu0, on_line = _fit.line_fit(ws, vs, max(0, b - h), min(n, b + h + 1), _TOL["line"])
+    if lam == 0:
         return 0.0, 0.0, kmax, False
-    lam = float((dx * (yv - ym)).sum()) / xw.size / vx
-    if not (lam > 0):
-        return 0.0, 0.0, kmax, False
-    mu0 = ym - lam * xm
-    on_line = float(np.abs(yv - lam * xw - mu0).max()) <= _TOL["line"] * float(np.abs(yv).max())
-    dd = vs - lam * ws
-    # mu is the k-th largest d clamped at 0: a count of the d on the far side
-    # of 0 tells when the clamp wins, and the selection (0.1-0.4 ms at
-    # n = 10^4, slowest on the few distinct d of items on a line) is skipped.
-    mu = 0.0
+    # mu is the k-th largest v - lam w clamped at 0: k = kmax from below, or,
+    # when the line's intercept is negative, the fewest items that beat the
+    # break solution (any improving set is worth more) from above.
     if mu0 >= 0:
-        k = int(kmax)
-        if 0 < k < n and int(np.count_nonzero(dd > 0)) >= k:  # else the k-th largest is <= 0
-            mu = float(np.partition(dd, n - k)[n - k])
+        mu = _fit.count_multiplier(ws, vs, lam, int(kmax), True)
     else:
-        psum = float(vs[:b].sum())  # any improving set is worth more than the break solution
-        k = _fewest_reaching(vs, psum, topv, integral)
-        if 0 < k < n and int(np.count_nonzero(dd >= 0)) < k:  # else the k-th largest is >= 0
-            mu = float(np.partition(dd, n - k)[n - k])
+        k = _fewest_reaching(vs, float(vs[:b].sum()), topv, integral)
+        mu = _fit.count_multiplier(ws, vs, lam, k, False)
     return lam, mu, kmax, on_line
 
 

@@ -50,6 +50,8 @@ def test_inf_and_nan_are_refused():
 @given(st.lists(st.tuples(st.one_of(finite, st.sampled_from([math.inf, -math.inf, math.nan])), st.booleans()),
                 max_size=40))
 @example([(-(2.0**970), True), (5e-324, True), (-1.7976931348623157e308, True)])  # total just inside float64
+@example([(1.0, True), (math.inf, False), (math.nan, False), (2.0, True)])  # integers around left-out inf, nan
+@example([(-0.0, True), (-0.0, False), (3.0, False)])  # a zero's sign, with integers left out
 def test_masked_sums_are_the_gathered_ones(pairs):
     # exact_sum and fsum with a mask: what they give for the items it keeps
     from remat_knapsack._common._fsum import fsum

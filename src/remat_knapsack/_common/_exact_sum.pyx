@@ -17,7 +17,7 @@ about half the cost of the limbs; the first item that breaks that sends
 the sum to the limbs.
 """
 
-from libc.math cimport fabs, floor
+from libc.math cimport fabs
 from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
@@ -60,21 +60,39 @@ cdef inline bint _add(int64_t* limb, double x) noexcept nogil:
     return True
 
 
-cdef bint _integer_sum(const double[::1] x, const uint8_t[::1] mask, double* total) noexcept nogil:
-    """Whether the items (where ``mask`` is set, if given) are integers whose
-    running sums all stay below 2**53 in magnitude: then every addition is
-    exact and ``total`` is their sum. False at the first that is not (an
-    inf or nan is not an integer here either)."""
+cdef inline double _kept(double x, uint8_t flag) noexcept nogil:
+    """x where ``flag`` is set, else +0.0, in integer operations only."""
+    cdef uint64_t u
+    memcpy(&u, &x, sizeof(u))
+    u &= -<uint64_t>(flag != 0)
+    memcpy(&x, &u, sizeof(u))
+    return x
+
+
+cdef inline bint _exact_integer(double x) noexcept nogil:
+    """Whether x is an integer of magnitude below 2**53 (not inf or nan):
+    a round trip through int64, inline where ``floor`` is a libm call on
+    the baseline x86-64 target."""
+    return fabs(x) < EXACT_INTEGERS and x == <double><int64_t>x
+
+
+cdef bint _integer_sum(const double* x, const uint8_t* mask, Py_ssize_t n, double* total) noexcept nogil:
+    """Whether the items (where ``mask`` is set, unless it is NULL) are
+    integers whose running sums all stay below 2**53 in magnitude: then
+    every addition is exact and ``total`` is their sum. False at the first
+    that is not (an inf or nan is not an integer here either). An item the
+    mask leaves out becomes +0.0 by clearing its bits (``_kept``), not by a
+    branch, which a random mask mispredicts (3x the time; the compiler
+    turns ``x * flag`` into one)."""
     cdef double s = 0.0, xi
     cdef Py_ssize_t i
-    for i in range(x.shape[0]):
-        if mask is None or mask[i]:
-            xi = x[i]
-            if not (xi == floor(xi) and fabs(xi) < EXACT_INTEGERS):
-                return False
-            s += xi
-            if fabs(s) >= EXACT_INTEGERS:
-                return False
+    for i in range(n):
+        xi = x[i] if mask == NULL else _kept(x[i], mask[i])
+        if not _exact_integer(xi):
+            return False
+        s += xi
+        if fabs(s) >= EXACT_INTEGERS:
+            return False
     total[0] = s
     return True
 
@@ -98,7 +116,7 @@ def exact_sum(const double[::1] x, const uint8_t[::1] mask=None):
     cdef double integers = 0.0
     cdef bint exact_integers
     with nogil:
-        exact_integers = _integer_sum(x, mask, &integers)
+        exact_integers = n > 0 and _integer_sum(&x[0], &mask[0] if mask is not None else NULL, n, &integers)
     if exact_integers:
         return int(integers) << 1074
     memset(limb, 0, sizeof(limb))

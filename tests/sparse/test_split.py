@@ -90,3 +90,28 @@ def test_one_efficiency_puts_every_item_between(n):
     top, mid, low, b = _split.split(w, w / w, c, 1024, 1 / 16)
     assert top.size == low.size == 0 and mid.tolist() == list(range(n))
     assert w[:b].sum() <= c < w[:b + 1].sum()
+
+
+def test_bad_arguments_are_named():
+    w = np.ones(4)
+    with pytest.raises(ValueError, match="4 weights but 3 efficiencies"):
+        _split.split(w, np.ones(3), 2.0, 16, 1 / 16)
+    with pytest.raises(ValueError, match="sample must be at least 1, got 0"):
+        _split.split(w, w, 2.0, 0, 1 / 16)
+    top, mid, low, b = _split.split(w, w, 2.0, 16, 1 / 16)
+    with pytest.raises(ValueError, match="4 weights but 2 values"):
+        _split.core(w, np.ones(2), 2.0, top, mid, b, low, False, 0.0, 1e-13)
+    with pytest.raises(ValueError, match="break position 4 is not in mid"):
+        _split.core(w, w, 2.0, top, mid, 4, low, False, 0.0, 1e-13)
+
+
+def test_core_takes_read_only_pieces():
+    rng = np.random.default_rng(3)
+    w, v = rng.integers(1, 50, 300).astype(float), rng.integers(1, 50, 300).astype(float)
+    c = float(w.sum() // 3)
+    top, mid, low, b = _split.split(w, v / w, c, 16, 1 / 16)
+    want = _split.core(w, v, c, top, mid, b, low, False, 0.0, 1e-13)
+    for a in (w, v, top, mid, low):
+        a.flags.writeable = False
+    got = _split.core(w, v, c, top, mid, b, low, False, 0.0, 1e-13)
+    assert all(np.array_equal(x, y) for x, y in zip(got[:2], want[:2], strict=True)) and got[2] == want[2]

@@ -10,11 +10,11 @@ into signed 64-bit limbs of 32 bits each. A limb gains less than 2**33 an
 item, so 2**30 items cannot overflow it; the limbs become one Python integer
 at the end. O(n), a few operations an item, no allocation but the limbs.
 
-Integers first: while every item is an integer and every running sum stays
+Integers first: when every item is an integer and every running sum stays
 below 2**53 in magnitude, float64 adds them exactly, so one plain loop
-(``_integer_sum``) gives the sum of integer runtimes (FLOP counts) at
-about half the cost of the limbs; the first item that breaks that sends
-the sum to the limbs.
+(``_integer_sum``, branch-free) gives the sum of integer runtimes (FLOP
+counts) at about half the cost of the limbs; when an item or a running sum
+breaks that, the limbs sum the items again.
 """
 
 from libc.math cimport fabs

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""The cardinality multipliers' line and count term, in two compiled passes.
+"""The cardinality multipliers' line and count term, compiled.
 
 Private; ``_solver._multipliers`` is its Python face and says what the
 multipliers are for. ``line_fit`` fits v = lam w + mu0 to the items around
@@ -7,9 +7,10 @@ the break by least squares and says whether they lie on it;
 ``count_multiplier`` is mu, the k-th largest reduced profit v - lam w,
 clamped at 0, with a count first that skips the selection when the clamp
 wins. ``more_levels`` is ``_lines``' quick rejection: whether a few items
-already lie on more than two parallel lines. Each is O(n) (the selection expected O(n), ``_select.kth_largest``);
-numpy took a dozen calls and temporaries for the same, 0.02 ms at 10^3
-items.
+already lie on more than two parallel lines. The first two are O(n) (the
+selection expected O(n), ``_select.kth_largest``), ``more_levels`` O(m most)
+on m items; numpy took a dozen calls and temporaries for the same, 0.02 ms
+at 10^3 items.
 
 The GIL is released in the passes.
 

@@ -86,6 +86,10 @@ def split(const double[::1] w, const double[::1] eff, double c, Py_ssize_t sampl
     cdef Py_ssize_t n = w.shape[0], m, step, i, j, g, attempt, b
     cdef Py_ssize_t counts[3]
     cdef double total = 0.0, s_total = 0.0, scale, hi, lo, room, run
+    if eff.shape[0] != n:
+        raise ValueError(f"split: {n} weights but {eff.shape[0]} efficiencies")
+    if sample < 1:
+        raise ValueError(f"split: sample must be at least 1, got {sample}")
     if n == 0:
         return None
     m = min(n, sample)
@@ -220,11 +224,16 @@ def core(const double[::1] w, const double[::1] v, double c, const Py_ssize_t[::
     completed greedily through ``mid[b:]`` and the ``low`` items that still
     fit, sorted; Dantzig's bound at ``mid[b]`` against that value less
     ``thr_slack`` (the tolerance), with the rounding allowance ``rel``."""
-    cdef Py_ssize_t n = w.shape[0], nlow = len(low_a), nfit = 0, nfree, nfixed = 0, brk = mid[b]
+    cdef Py_ssize_t n = w.shape[0], nlow = len(low_a), nfit = 0, nfree, nfixed = 0, brk
     cdef Py_ssize_t ntop = top.shape[0]
+    if v.shape[0] != n:
+        raise ValueError(f"core: {n} weights but {v.shape[0]} values")
+    if not 0 <= b < mid.shape[0]:
+        raise ValueError(f"core: the break position {b} is not in mid (of {mid.shape[0]} items)")
+    brk = mid[b]
     cdef double room, added, used = 0.0, base = 0.0, fixed_weight = 0.0
     cdef const Py_ssize_t* tp = &top[0] if ntop else NULL
-    cdef Py_ssize_t[::1] low = low_a
+    cdef const Py_ssize_t[::1] low = low_a
     fit_a = np.empty(nlow, np.intp)
     cdef Py_ssize_t[::1] fit = fit_a
     with nogil:

@@ -96,19 +96,16 @@ def count_multiplier(const double[::1] ws, const double[::1] vs, double lam, Py_
     the fewest that can reach the goal); 0 unless 0 < k < n."""
     cdef Py_ssize_t n = ws.shape[0], count = 0
     cdef double mu = 0.0
-    cdef int code = 0
     if vs.shape[0] != n:
         raise ValueError(f"count_multiplier: {n} weights but {vs.shape[0]} values")
     if not (0 < k < n):
         return 0.0
-    cdef double[::1] d = ws.copy()  # scratch for the reduced profits
+    cdef double[::1] d = ws.copy()  # the reduced profits; the selection reorders them
     with nogil:
         count = _count_reduced(&ws[0], &vs[0], n, lam, upper, &d[0])
         # The k-th largest is > 0 exactly when k of them are (upper), < 0 when fewer than k are >= 0.
         if (count >= k) if upper else (count < k):
-            code = kth_largest(&d[0], n, k, &mu)
-    if code < 0:
-        raise MemoryError("count_multiplier: no memory for the selection")
+            mu = kth_largest(&d[0], n, k)
     return mu
 
 

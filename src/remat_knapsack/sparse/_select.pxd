@@ -6,7 +6,7 @@ items any set can hold, ``kmax``), by a quickselect that carries weight sums
 (expected O(n); a sort and a prefix sum before). ``lightest_k``: the
 weight of the k lightest items and the k-th and (k+1)-th weights (a count's
 swap window, ``_count_window.pxd``), by the same quickselect; ``kth_largest``
-likewise (the count multiplier mu, ``_fit``). ``group_ids``: which items
+likewise, in place on the caller's scratch (the count multiplier mu, ``_fit``). ``group_ids``: which items
 are identical (same weight and value), by open-addressing hashing (expected
 O(n), a cache miss an item): the canonical pass's fallback when one pass
 over the weight order cannot tell (a run of equal weights mixes values). They
@@ -153,17 +153,13 @@ cdef inline int lightest_k(const double* w, Py_ssize_t n, Py_ssize_t k, double* 
     return 0
 
 
-cdef inline int kth_largest(const double* x, Py_ssize_t n, Py_ssize_t k, double* out) noexcept nogil:
-    """The k-th largest of x[0:n] (1 <= k <= n; no NaN) into ``out``, as
-    ``np.partition(x, n - k)[n - k]``, by ``lightest_count``'s quickselect
-    on a copy (expected O(n)). 0, or -1 if out of memory."""
-    cdef double* a = <double*>malloc(n * sizeof(double) + 1)
+cdef inline double kth_largest(double* a, Py_ssize_t n, Py_ssize_t k) noexcept nogil:
+    """The k-th largest of a[0:n] (1 <= k <= n; no NaN), as
+    ``np.partition(a, n - k)[n - k]``, by ``lightest_count``'s quickselect
+    in place (expected O(n); a is reordered)."""
     cdef Py_ssize_t lo = 0, hi = n, lt, gt, want = n - k  # its place in ascending order
     cdef double p, below
     cdef uint64_t seed = 0x9E3779B97F4A7C15
-    if a == NULL:
-        return -1
-    memcpy(a, x, n * sizeof(double))
     while True:
         p = _pivot(a, lo, hi, &seed)
         _three_way(a, lo, hi, p, &lt, &gt, &below)
@@ -172,10 +168,7 @@ cdef inline int kth_largest(const double* x, Py_ssize_t n, Py_ssize_t k, double*
         elif want >= gt:
             lo = gt
         else:
-            break
-    free(a)
-    out[0] = p
-    return 0
+            return p
 
 
 cdef inline uint64_t _bits(double x) noexcept nogil:

@@ -59,3 +59,43 @@ def test_within_checks_lengths():
 def test_within_checks_its_input(idx, below, message):
     with pytest.raises(ValueError, match=message):
         _canonical._blocks_within(np.array(idx, dtype=np.intp), np.ones(3), below, 1.0)
+
+
+def walk_break(idx, key, val, below, limit):
+    acc = vacc = 0.0
+    for r in range(len(idx)):
+        if idx[r] < below:
+            if acc + key[r] > limit:
+                return r, acc, vacc
+            acc += key[r]
+            vacc += val[r]
+    return -1, acc, vacc
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_break_is_the_walk(data):
+    # Integer keys and values: every sum exact, so the walk's are the blocks'.
+    n = data.draw(st.integers(0, 600))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    idx = rng.permutation(n).astype(np.intp)
+    key = rng.integers(0, data.draw(st.sampled_from([1, 3, 1000])), n).astype(float)
+    val = rng.integers(0, 1000, n).astype(float)
+    below = data.draw(st.integers(0, n))
+    limit = float(data.draw(st.integers(-2, int(key.sum()) + 2)))
+    assert _canonical._blocks_break(idx, key, val, below, limit) == walk_break(idx, key, val, below, limit)
+
+
+def test_break_at_block_edges():
+    n = 4096  # blocks of 64: the break item first, last and just past a block
+    idx = np.arange(n, dtype=np.intp)[::-1].copy()
+    key, val = np.ones(n), np.arange(n, dtype=float)
+    for below in (n, 3000, 64, 0):
+        for limit in (0, 63, 64, 65, 127, 128, 4095, 4096, 5000):
+            want = walk_break(idx, key, val, below, limit)
+            assert _canonical._blocks_break(idx, key, val, below, float(limit)) == want
+
+
+def test_break_checks_lengths():
+    with pytest.raises(ValueError, match="val has 2 entries for 3 items"):
+        _canonical._blocks_break(np.arange(3, dtype=np.intp), np.ones(3), np.ones(2), 3, 1.0)

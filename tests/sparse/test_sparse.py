@@ -1108,3 +1108,24 @@ def test_lightest_count_by_histogram_matches_the_selection(n_small, spread, frac
     w = rng.integers(1, spread * n + 2, n).astype(np.float64)
     c = float(int(frac * w.sum()))
     assert sparse._lightest_count(w, c) == _sparse.lightest_count_py(w, c)
+
+
+# Dantzig's bound below a witness item (``_canonical._lp_keep``), at the
+# items' own break item, before any decide run: from the efficiency blocks
+# at the pass's position, streamed below it.
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_lp_keep_against_dp(seed):
+    kept = knob_against_dp(900 + seed, lambda rng: knob(_canonical._configure_lp, True), "lp_kept", n_max=300,
+                           families=["profit_ceiling", "uncorrelated", "weakly", "strongly", "subset_sum"])
+    assert kept > 0  # the bound proved items needed, so that path was taken
+
+
+def test_lp_keep_proves_profit_ceiling_items_needed():
+    # n=10^4: the break item's multiplier leaves the witness items a bound a
+    # fraction above the target; their own break item's is below it. The same
+    # set with the bound off, where decide runs prove them needed.
+    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_canonical._configure_lp, False))
+    assert off.stats["lp_tries"] == 0 and on.stats["lp_kept"] > 0
+    assert on.stats["queries"] < off.stats["queries"]

@@ -10,7 +10,8 @@ Top-down over the free items (``_scan``): an item not in the current optimal
 witness is left out at no cost; an item in it (``_settle``, cheapest test
 first) is kept when a group-mate above was needed or the bounds of the items
 below it cannot reach the target (``_root_bound``: value sum, Lagrangian
-bound, count bound from block sums, ``_blocks``); it is left out when everything below
+bound, count bound from block sums, ``_blocks``; then ``_lp_keep``: Dantzig's
+bound at their own break item); it is left out when everything below
 fits, when the greedy set below reaches the target (``_greedy_below``), when a
 decide run on the shortest prefix the bounds allow finds a set
 (``_prefix_probe``), or when a decide run on the items below it does
@@ -35,7 +36,7 @@ from libc.string cimport memset
 from ._class_counts cimport ClassCounts, cc_bound
 from ._count_fill cimport (FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_greedy, fill_layers, fill_setup,
                            fill_work, walk_sum)
-from ._blocks cimport Blocks, blk_below, blk_init, blk_nodes, blk_shift, blk_within
+from ._blocks cimport Blocks, blk_below, blk_break, blk_init, blk_nodes, blk_shift, blk_within
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
@@ -161,6 +162,10 @@ cdef struct Scan:
     Py_ssize_t windows_found    # ... that found a set there
     bint lines_on               # the items lie on two parallel lines: ``lines`` bounds the items below k
     ClassCounts lines
+    Blocks by_eff               # the free items below by_eff.below in efficiency order: weight and value sums
+    Py_ssize_t scan_k           # the pass's position (the witness item it settles)
+    Py_ssize_t lp_tries         # Dantzig's bounds below a witness item (``_lp_keep``) ...
+    Py_ssize_t lp_kept          # ... that proved it needed
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
@@ -493,6 +498,8 @@ cdef Py_ssize_t _complement(Scan* s, Pool* pool, Py_ssize_t k, Py_ssize_t top) n
     cdef double zz
     if not s.integral or s.cm or vcap >= s.tgt:
         return 0
+    if k != top and _lp_keep(s, k):  # (at the question's own item, ``_settle`` asked it)
+        return KEEP
     if fabs(s.qcard.mu) * k > COUNT_NEGLIGIBLE * s.tgt and s.on_line:
         return 0
     if wgoal <= 0:  # every item below k fits (inside ``_least_prefix``): is their value enough?
@@ -582,6 +589,55 @@ cdef inline bint _below_target(const Scan* s, Py_ssize_t k, double ub) noexcept 
     """Whether the bound ``ub`` on the items below k (with its allowance)
     cannot reach the target."""
     return ub + ABS_SLACK + REL_LP * (fabs(s.tgt) + s.pre_v[k]) < s.tgt - s.tol
+
+
+cdef double _dantzig_streamed(const Scan* s, Py_ssize_t k) noexcept nogil:
+    """Dantzig's bound of the free items below k within s.j: one pass over
+    the efficiency order, up to their break item."""
+    cdef Py_ssize_t q
+    cdef double room = s.j, val = 0.0
+    for q in range(s.nu):
+        if s.eff_rank[q] < k:
+            if s.eff_w[q] > room:
+                return val + room * (s.eff_v[q] / s.eff_w[q])
+            room -= s.eff_w[q]
+            val += s.eff_v[q]
+    return val  # every item below k fits
+
+
+cdef bint LP_KEEP = True
+
+
+def _configure_lp(bint on):
+    """Test knob: whether the pass asks ``_lp_keep``. Returns the old setting."""
+    global LP_KEEP
+    old = LP_KEEP
+    LP_KEEP = on
+    return old
+
+
+cdef bint _lp_keep(Scan* s, Py_ssize_t k) noexcept nogil:
+    """Whether Dantzig's bound of the free items below k within s.j (at
+    their own break item, where ``_root_bound`` has a fixed multiplier) is
+    below the target. From the efficiency blocks (``s.by_eff``, O(sqrt nu))
+    while k is the pass's own position, else streamed (O(nu), a question
+    below it: ``_least_prefix``); a decide run would gather every free item
+    to find the same at its root (profit ceiling items: most proofs)."""
+    cdef double ub, wsum, vsum
+    cdef Py_ssize_t r
+    if not LP_KEEP:
+        return False
+    s.lp_tries += 1
+    if k <= s.by_eff.below and k >= s.scan_k:
+        blk_below(&s.by_eff, k)
+        r = blk_break(&s.by_eff, s.j, &wsum, &vsum)
+        ub = vsum if r < 0 else vsum + (s.j - wsum) * (s.eff_v[r] / s.eff_w[r])
+    else:
+        ub = _dantzig_streamed(s, k)
+    if _below_target(s, k, ub):
+        s.lp_kept += 1
+        return True
+    return False
 
 
 cdef Py_ssize_t BEAM_MISSES = 1
@@ -1493,6 +1549,8 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return KEEP
     if s.lines_on and cc_bound(&s.lines, k, s.j) < s.tgt - s.tol:
         return KEEP
+    if _lp_keep(s, k):  # O(nu), the first test that costs more than O(sqrt nu)
+        return KEEP
     # (subset sums whose complement question applies: that answers at a
     # tight prefix in microseconds, where the greedy set costs O(nu))
     if not (s.sums and s.pre_v[k] - s.tgt < s.tgt) and _greedy_due(s) and _greedy_below(s, k) == LEAVE_OUT:
@@ -1525,6 +1583,7 @@ cdef Py_ssize_t _scan(Scan* s, Pool* pool) noexcept nogil:
             return INTERRUPTED
         if s.Sf[k]:
             s.wdone += 1
+            s.scan_k = k
             r = _settle(s, pool, k)
             if r < 0:
                 return r
@@ -1706,6 +1765,10 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t n_vals = n_sums if s.qcard.mu < 0 else 0  # the value sums are read for kmin only
     cdef double[::1] w_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by weight
     cdef double[::1] v_sums = np.empty(blk_nodes(n_vals, blk_shift(n_vals)))  # by value
+    cdef double[::1] eff_sums = np.empty(blk_nodes(nu, blk_shift(nu)))  # in efficiency order
+    cdef Py_ssize_t[::1] eff_pos = np.empty(nu, dtype=np.intp)
+    for r in range(nu):
+        eff_pos[eff_rank[r]] = r
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
@@ -1719,8 +1782,9 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
-    blk_init(&s.by_w, &w_sums[0], &w_rank[0], &w_w[0], &w_pos[0], n_sums)  # every free item
-    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], &v_pos[0], n_vals)
+    blk_init(&s.by_w, &w_sums[0], &w_rank[0], &w_w[0], NULL, &w_pos[0], n_sums)  # every free item
+    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], NULL, &v_pos[0], n_vals)
+    blk_init(&s.by_eff, &eff_sums[0], &eff_rank[0], &eff_w[0], &eff_v[0], &eff_pos[0], nu)
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
     s.lines_on = classes is not None
@@ -1742,7 +1806,7 @@ cdef void _report(const Scan* s, dict stats):
                  unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, unique_windowed=s.uniq_windowed,
                  windows=s.windows, windows_found=s.windows_found,
                  two_lists=s.two_tries, two_lists_found=s.two_found, sums_bits=s.bit_runs,
-                 fill_bits=s.fill_runs, fill_greedy=s.greedy_fills)
+                 fill_bits=s.fill_runs, fill_greedy=s.greedy_fills, lp_tries=s.lp_tries, lp_kept=s.lp_kept)
 
 
 def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tgt,
@@ -1836,16 +1900,17 @@ def _count_fill_py(const double[::1] w, Py_ssize_t m, Py_ssize_t lo, Py_ssize_t 
     return r, (x if r == 1 else None), (f.t, f.b, f.words)
 
 
-def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t below, double limit,
-                   bint strict=False):
-    """Test face of ``_blocks``: over the items ``idx`` (a permutation of
-    0..n-1) in rank order with keys ``key`` (>= 0, by rank), the items of
-    index >= ``below`` dropped one call at a time from the top: how many of
-    those held make the longest rank prefix with key sum <= ``limit`` (<
-    when ``strict``), and that sum."""
+cdef list _test_blocks(Blocks* b, const Py_ssize_t[::1] idx, const double[::1] key, val, Py_ssize_t below):
+    """The test faces' ``Blocks`` over the items ``idx`` (a permutation of
+    0..n-1) in rank order, keys ``key`` and second terms ``val`` (or None)
+    by rank, the items of index >= ``below`` dropped one call at a time from
+    the top, as the pass drops them. Returns the arrays, which must outlive
+    its use."""
     cdef Py_ssize_t n = idx.shape[0], r
     if key.shape[0] != n:
         raise ValueError(f"key has {key.shape[0]} entries for {n} items")
+    if val is not None and len(val) != n:
+        raise ValueError(f"val has {len(val)} entries for {n} items")
     if not 0 <= below <= n:
         raise ValueError(f"below={below} is outside 0..{n}")
     rank_a = np.full(n, -1, dtype=np.intp)
@@ -1855,12 +1920,36 @@ def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t 
             raise ValueError(f"idx is not a permutation of 0..{n - 1}: idx[{r}] = {idx[r]}")
         rank[idx[r]] = r
     node_a = np.empty(blk_nodes(n, blk_shift(n)))
+    val_a = np.ascontiguousarray(val if val is not None else np.zeros(n), dtype=np.float64)
     cdef double[::1] node = node_a
+    cdef const double[::1] vals = val_a
+    blk_init(b, &node[0], &idx[0] if n else NULL, &key[0] if n else NULL,
+             &vals[0] if n and val is not None else NULL, &rank[0] if n else NULL, n)
+    for r in range(n - 1, below - 1, -1):
+        blk_below(b, r)
+    return [rank_a, node_a, val_a]
+
+
+def _blocks_within(const Py_ssize_t[::1] idx, const double[::1] key, Py_ssize_t below, double limit,
+                   bint strict=False):
+    """Test face of ``_blocks``: over the items ``idx`` (a permutation of
+    0..n-1) in rank order with keys ``key`` (>= 0, by rank), the items of
+    index >= ``below`` dropped one call at a time from the top: how many of
+    those held make the longest rank prefix with key sum <= ``limit`` (<
+    when ``strict``), and that sum."""
     cdef Blocks b
     cdef double total
-    cdef const Py_ssize_t* ip = &idx[0] if n else NULL
-    cdef const double* kp = &key[0] if n else NULL
-    blk_init(&b, &node[0], ip, kp, &rank[0] if n else NULL, n)
-    for r in range(n - 1, below - 1, -1):  # one item at a time, as the pass drops them
-        blk_below(&b, r)
+    _alive = _test_blocks(&b, idx, key, None, below)  # the arrays b points into
     return blk_within(&b, limit, strict, &total), total
+
+
+def _blocks_break(const Py_ssize_t[::1] idx, const double[::1] key, val, Py_ssize_t below, double limit):
+    """Test face of ``_blocks.blk_break``, on the items of ``_blocks_within``
+    with second terms ``val``: (the rank of the first item held past the
+    longest rank prefix within ``limit``, or -1; that prefix's key sum; its
+    val sum)."""
+    cdef Blocks b
+    cdef double total, vtotal
+    _alive = _test_blocks(&b, idx, key, val, below)  # the arrays b points into
+    cdef Py_ssize_t r = blk_break(&b, limit, &total, &vtotal)
+    return r, total, vtotal

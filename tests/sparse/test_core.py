@@ -152,6 +152,7 @@ def test_split_at_break_brackets_the_break_item(frac):
         assert above + w[split.mid[:split.b]].sum() <= c < above + w[split.mid[:split.b + 1]].sum()
         b = int(np.searchsorted(np.cumsum(w[full]), c, side="right"))
         assert full[b] == split.mid[split.b], name
+        assert b == split.top.size + split.b, name  # the break count the kernel takes from the split
         if len(w) >= 5000 and name == "random":
             assert split.mid.size < w.size / 2  # only the items around the break were sorted
 

@@ -84,5 +84,17 @@ def test_more_levels_counts_distinct_offsets(items, p, q, most):
     w = np.array([float(a) for a, _ in items])
     v = np.array([float(b) for _, b in items])
     m = min(64, len(w))
-    want = len(set((q * v[:m] - p * w[:m]).tolist())) > most
+    spread = [t * len(w) // m for t in range(m)]  # evenly over the arrays
+    want = len(set((q * v[spread] - p * w[spread]).tolist())) > most
     assert _fit.more_levels(w, v, float(p), float(q), 64, most) is want
+
+
+def test_more_levels_samples_the_whole_arrays():
+    # Profit ceiling items in efficiency order: 3 v - w is 2 or 1 on the
+    # first items, 0 only on the last third (3 | w, efficiency 1/3).
+    w = np.concatenate([np.arange(1.0, 3001.0)[np.arange(3000) % 3 != 2], np.arange(3.0, 3001.0, 3.0)])
+    v = np.ceil(w / 3)
+    assert not _fit.more_levels(w[:2000], v[:2000], 1.0, 3.0, 64, 2)  # two lines there
+    assert _fit.more_levels(w, v, 1.0, 3.0, 64, 2)  # the third one, 1000 items at the end
+    with pytest.raises(ValueError, match="m must be >= 0"):
+        _fit.more_levels(w, v, 1.0, 3.0, -1, 2)

@@ -26,6 +26,7 @@ of items on which every set left agrees with the witness.
 """
 
 import threading
+from time import perf_counter
 
 import numpy as np
 
@@ -1788,10 +1789,12 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
     s.lines_on = classes is not None
+    t0 = perf_counter()
     with nogil:
         r = _scan(&s, pool)
     if r < 0:
         _raise(r, pool[0])
+    stats["t_scan"] = perf_counter() - t0
     _report(&s, stats)
     S_a[free_idx] = Sf_a
     return 0

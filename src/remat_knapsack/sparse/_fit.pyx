@@ -6,8 +6,8 @@ multipliers are for. ``line_fit`` fits v = lam w + mu0 to the items around
 the break by least squares and says whether they lie on it;
 ``count_multiplier`` is mu, the k-th largest reduced profit v - lam w,
 clamped at 0, with a count first that skips the selection when the clamp
-wins. ``more_levels`` is ``_lines``' quick rejection: whether a few items
-already lie on more than two parallel lines. The first two are O(n) (the
+wins. ``more_levels`` is ``_lines``' quick rejection: whether a few items,
+spread over the arrays, already lie on more than two parallel lines. The first two are O(n) (the
 selection expected O(n), ``_select.kth_largest``), ``more_levels`` O(m most)
 on m items; numpy took a dozen calls and temporaries for the same, 0.02 ms
 at 10^3 items.
@@ -110,15 +110,21 @@ def count_multiplier(const double[::1] ws, const double[::1] vs, double lam, Py_
 
 
 def more_levels(const double[::1] w, const double[::1] v, double p, double q, Py_ssize_t m, Py_ssize_t most):
-    """Whether the first m items (at most all) take more than ``most``
-    distinct values of q v - p w: O(m most), no temporaries."""
-    cdef Py_ssize_t i, j, seen = 0
+    """Whether m items spread evenly over the arrays (positions i n // m;
+    every item when m >= n) take more than ``most`` distinct values of
+    q v - p w: O(m most), no temporaries. Spread, not the first m: in
+    efficiency order a class can sit at one end (profit ceiling items,
+    v = 3 ceil(w / 3): the items with 3 | w, the third line, come last)."""
+    cdef Py_ssize_t i, j, t, n = min(w.shape[0], v.shape[0]), seen = 0
     cdef double e
     cdef double levels[8]
     if not (0 <= most <= 8):
         raise ValueError(f"more_levels: most must be in [0, 8], got {most}")
-    m = min(m, w.shape[0], v.shape[0])
-    for i in range(m):
+    if m < 0:
+        raise ValueError(f"more_levels: m must be >= 0, got {m}")
+    m = min(m, n)
+    for t in range(m):
+        i = t * n // m  # m <= n: distinct positions, the first and last spans alike
         e = q * v[i] - p * w[i]
         for j in range(seen):
             if levels[j] == e:

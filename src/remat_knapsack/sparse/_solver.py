@@ -547,11 +547,14 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             return {**stats, "core": idx.size}
         loose = idx.size > _core.LOOSE * n
         order = split.order(eff)
+        b = split.top.size + split.b  # the break count: ``top`` and ``mid[:b]`` fit, ``mid[b]`` does not
     else:
         order = descending(eff)
+        b = -1
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
-    b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
+    if b < 0:
+        b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
     topv = _TopValues(v, vs)
     lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv, integral)
     # The count term reads the value prefix sums only when mu < 0 (``_kcount``).

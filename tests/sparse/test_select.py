@@ -22,7 +22,22 @@ weights = st.lists(st.integers(1, 50), min_size=0, max_size=200).map(lambda x: n
 @example(np.array([1.0] * 5), 5)  # all of them, exactly
 @example(np.array([], dtype=np.float64), 10)
 def test_lightest_count_is_the_sorted_count(w, c):
+    # Weights up to 2n + 1024 are counted per weight; scaled past that, the
+    # same question goes to the selection.
     assert _sparse.lightest_count_py(w, float(c)) == _sorted_count(w, c)
+    big = w * 10_000
+    assert _sparse.lightest_count_py(big, float(c) * 10_000) == _sorted_count(big, c * 10_000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 5000), st.integers(1, 3), st.floats(0, 1.1), st.integers(0, 2**32 - 1))
+def test_lightest_count_by_counts_at_the_edge(n, spread, frac, seed):
+    # Weights up to about spread n: both sides of the counting path's limit,
+    # capacities from 0 to beyond the total.
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, spread * n + 1026, n).astype(np.float64)
+    c = float(int(frac * w.sum()))
+    assert _sparse.lightest_count_py(w, c) == _sorted_count(w, c)
 
 
 def test_lightest_count_on_ordered_and_large_inputs():

@@ -1098,18 +1098,6 @@ def test_top_values_are_the_value_prefix_sums_largest_first():
             assert top.sums() is top.sums()
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(1, 5000), st.integers(1, 3), st.floats(0, 1.1), st.integers(0, 2**32 - 1))
-def test_lightest_count_by_histogram_matches_the_selection(n_small, spread, frac, seed):
-    # From _HISTOGRAM_FROM items on, small integer weights are counted by a
-    # histogram; the count is the selection's, capacities 0 to beyond the total.
-    rng = np.random.default_rng(seed)
-    n = sparse._HISTOGRAM_FROM + n_small
-    w = rng.integers(1, spread * n + 2, n).astype(np.float64)
-    c = float(int(frac * w.sum()))
-    assert sparse._lightest_count(w, c) == _sparse.lightest_count_py(w, c)
-
-
 # Dantzig's bound below a witness item (``_canonical._lp_keep``), at the
 # items' own break item, before any decide run: from the efficiency blocks
 # at the pass's position, streamed below it.

@@ -878,25 +878,12 @@ def _fewest_reaching(vs, psum, topv, integral):
     return int(np.searchsorted(topv.sums(), psum, side="left"))
 
 
-#: ``_lightest_count`` counts by a histogram from this many items on.
-_HISTOGRAM_FROM = 1 << 15
-
-
 def _lightest_count(w: np.ndarray, c: float) -> int:
     """How many of the lightest items (integer weights >= 1, exact sums) fit
-    within c, as ``_sparse.lightest_count_py``. Many small weights (at most
-    2n + 1024, as quantised weights often are) by a histogram in O(n + max):
-    1.2 -> 0.2 ms at n = 10^5, R = 10^4; the selection elsewhere."""
-    n = w.size
-    if n < _HISTOGRAM_FROM or float(w.max()) > 2 * n + 1024:
-        return _sparse.lightest_count_py(w, c)
-    counts = np.bincount(w.astype(np.int64))  # counts[x]: the items of weight x (none of weight 0)
-    upto = np.cumsum(counts * np.arange(counts.size))  # the weight of every item of weight <= x
-    j = int(np.searchsorted(upto, c, side="right"))  # the items lighter than j all fit
-    k = int(counts[:j].sum())
-    if j < counts.size:  # and of weight j, as many as the room left holds
-        k += min(int(counts[j]), int((c - float(upto[j - 1])) // j))
-    return k
+    within c (``_sparse.lightest_count_py``: by the items' counts per weight
+    when the weights are at most 2n + 1024, as quantised weights often are,
+    O(n + max); else by a selection, expected O(n))."""
+    return _sparse.lightest_count_py(w, c)
 
 
 def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):

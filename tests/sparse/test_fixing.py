@@ -91,3 +91,45 @@ def test_marks_accumulate_and_lengths_are_checked():
 
 def test_compiled_examples():
     assert doctest.testmod(_fixing).failed == 0
+
+
+_bounds = st.tuples(st.floats(0.0, 5.0), st.floats(-50.0, 50.0), st.integers(0, 30)).map(lambda t: (*t, REL))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 100), st.integers(0, 100), st.booleans()), min_size=0, max_size=60),
+       st.integers(0, 3000), st.floats(0.0, 3000.0), st.lists(_bounds, min_size=1, max_size=3),
+       st.lists(_bounds, max_size=3))
+def test_reduce_items_is_the_marks_combined(items, c, thr, each, every):
+    # One call against ``decided``'s marks: any bound of ``each``, or all of
+    # ``every``; fixed in where the witness takes the item, out where not.
+    w = np.array([float(a) for a, _, _ in items])
+    v = np.array([float(b) for _, b, _ in items])
+    x = np.array([s for _, _, s in items], dtype=bool)
+    n = w.shape[0]
+    fix_in, fix_out = np.zeros(n, bool), np.zeros(n, bool)
+    for lam, mu, k, rel in each:
+        _, a, b = decided(w, v, float(c), lam, mu, k, rel, thr)
+        fix_in |= a
+        fix_out |= b
+    if every:
+        all_in, all_out = np.ones(n, bool), np.ones(n, bool)
+        for lam, mu, k, rel in every:
+            _, a, b = decided(w, v, float(c), lam, mu, k, rel, thr)
+            all_in &= a
+            all_out &= b
+        fix_in |= all_in
+        fix_out |= all_out
+    fix1, fix0 = fix_in & x, fix_out & ~x
+    d = np.empty(n)
+    free, got1 = _fixing.reduce_items(w, v, float(c), thr, x.view(np.uint8), d, each, every)
+    assert free.tolist() == np.flatnonzero(~(fix1 | fix0)).tolist()
+    assert got1.view(bool).tolist() == fix1.tolist()
+    lam, mu = each[0][0], each[0][1]
+    assert np.array_equal(d, v - lam * w - mu)
+
+
+def test_reduce_items_checks_lengths():
+    with pytest.raises(ValueError, match="one entry per item"):
+        _fixing.reduce_items(np.ones(3), np.ones(3), 1.0, 0.0, np.zeros(2, np.uint8), np.empty(3),
+                             [(1.0, 0.0, 0.0, REL)], [])

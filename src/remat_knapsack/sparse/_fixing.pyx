@@ -19,7 +19,8 @@ sum drifts by up to n units, beyond the allowance's ``rel`` = 1e-13 at
 10^5 items); each bound then carries ``rel`` times those magnitudes plus
 an absolute slack, as numpy's pairwise sums did.
 
-Complexity: O(n) time, two passes, no temporaries. The GIL is released.
+Complexity: O(n) time, two passes a bound, no temporaries (``reduce_items``: the
+whole reduction of a solve, every bound, in one call). The GIL is released.
 
 >>> import numpy as np
 >>> w, v = np.array([1.0, 1.0, 1.0]), np.array([5.0, 2.0, 0.5])
@@ -29,6 +30,8 @@ Complexity: O(n) time, two passes, no temporaries. The GIL is released.
 >>> fix_in.tolist(), fix_out.tolist()  # without the 5: 7 - 3.5 < 6.5; with the 0.5: 7 - 1 < 6.5
 ([1, 0, 0], [0, 0, 1])
 """
+
+import numpy as np
 
 from libc.math cimport fabs
 from libc.stdint cimport uint8_t
@@ -115,3 +118,61 @@ def fix_by_bound(const double[::1] w, const double[::1] v, double c, double lam,
         L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, dp, &sl)
         _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &fix_in[0], &fix_out[0])
     return L
+
+
+cdef void _and_into(uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(n):
+        a[i] &= b[i]
+
+
+def reduce_items(const double[::1] w, const double[::1] v, double c, double thr, const uint8_t[::1] witness,
+                 double[::1] d, list each, list every):
+    """The items no optimal set can change, in one call: those that some
+    bound of ``each`` fixes, or that every bound of ``every`` fixes (the
+    bounds of the counts an optimal set can have: an item is decided when
+    each count's bound decides it), all against ``thr`` (``fix_by_bound``).
+    Bounds are (lam, mu, k, rel) tuples; ``d`` gets the reduced profits of
+    the first of ``each``. ``witness``: an optimal set (0/1 bytes), which
+    every fixed item agrees with. Returns (the free positions, ascending;
+    the fixed-in items as 0/1 bytes)."""
+    cdef Py_ssize_t n = w.shape[0], i, nfree = 0, t
+    cdef double L, sl, lam, mu, k, rel
+    if v.shape[0] != n or witness.shape[0] != n or d.shape[0] != n:
+        raise ValueError("reduce_items: the arrays must have one entry per item")
+    fix_in_a, fix_out_a = np.zeros(n, np.uint8), np.zeros(n, np.uint8)
+    free_a = np.empty(n, np.intp)
+    cdef uint8_t[::1] fix_in = fix_in_a, fix_out = fix_out_a
+    cdef Py_ssize_t[::1] free = free_a
+    cdef uint8_t[::1] all_in, all_out, one_in, one_out
+    if n == 0:
+        return free_a, fix_in_a
+    for t, (lam, mu, k, rel) in enumerate(each):
+        with nogil:
+            L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, &d[0] if t == 0 else NULL, &sl)
+            _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &fix_in[0], &fix_out[0])
+    if every:
+        all_in, all_out = np.zeros(n, np.uint8), np.zeros(n, np.uint8)
+        one_in, one_out = np.empty(n, np.uint8), np.empty(n, np.uint8)
+        for t, (lam, mu, k, rel) in enumerate(every):
+            with nogil:
+                L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, NULL, &sl)
+                if t == 0:
+                    _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &all_in[0], &all_out[0])
+                else:
+                    memset(&one_in[0], 0, n)
+                    memset(&one_out[0], 0, n)
+                    _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &one_in[0], &one_out[0])
+                    _and_into(&all_in[0], &one_in[0], n)
+                    _and_into(&all_out[0], &one_out[0], n)
+        with nogil:
+            for i in range(n):
+                fix_in[i] |= all_in[i]
+                fix_out[i] |= all_out[i]
+    with nogil:
+        for i in range(n):  # fixed in where the witness takes it, out where it does not
+            fix_in[i] &= witness[i]
+            fix_out[i] &= witness[i] ^ 1
+            free[nfree] = i
+            nfree += (fix_in[i] | fix_out[i]) ^ 1
+    return free_a[:nfree], fix_in_a

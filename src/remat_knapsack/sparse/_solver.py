@@ -331,8 +331,9 @@ from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
 from . import _canonical, _core, _fit, _sparse, _subset_sum
-from ._core import core_of_split, decided, split_at_break, worth_it
+from ._core import core_of_split, split_at_break, worth_it
 from ._exact import exact_canonical, integer_values
+from ._fixing import reduce_items
 from ._lift import Lift, count_bound_at
 from ._lines import find_lines
 from ._order import descending
@@ -890,24 +891,16 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     """Step 2: the items fixed in (out of) every set worth at least ``thr``,
     by the Lagrangian bound with the break item's efficiency, with the
     cardinality multipliers ``card`` = (lam, mu, k) and, from the count path,
-    every count an optimal set can have (``cards``). ``Sb``: an optimal set (mask).
-    Returns (the free items, the items fixed in, d = v - lam w, lam)."""
+    every count an optimal set can have (``cards``: an item is decided when
+    every count's bound decides it). ``Sb``: an optimal set (mask). One
+    compiled call (``_fixing.reduce_items``). Returns (the free items, the
+    items fixed in, d = v - lam w, lam)."""
     lam = float(vs[b] / ws[b])
-    d, in1, out1 = decided(w, v, c, lam, 0.0, 0.0, _TOL["rel_lp"], thr)
-    _, in2, out2 = decided(w, v, c, *card, _TOL["rel_card"], thr, reduced=False)
-    fix1 = (in1 | in2) & Sb
-    fix0 = (out1 | out2) & ~Sb
-    if cards:
-        # Every optimal set has one of these counts k: an item is in (out
-        # of) all of them if every count's bound says so.
-        all1 = all0 = True
-        for k, lamk, muk in cards:
-            _, ink, outk = decided(w, v, c, lamk, muk, k, _TOL["rel_card"], thr, reduced=False)
-            all1 = all1 & ink
-            all0 = all0 & outk
-        fix1 |= all1 & Sb
-        fix0 |= all0 & ~Sb
-    return np.flatnonzero(~(fix1 | fix0)), fix1, d, lam
+    d = np.empty(w.shape[0])
+    each = [(lam, 0.0, 0.0, _TOL["rel_lp"]), (*card, _TOL["rel_card"])]
+    every = [(lamk, muk, k, _TOL["rel_card"]) for k, lamk, muk in cards]
+    free, fix1 = reduce_items(w, v, c, thr, Sb.view(np.uint8), d, each, every)
+    return free, fix1.view(bool), d, lam
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

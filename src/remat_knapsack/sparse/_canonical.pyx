@@ -1664,6 +1664,39 @@ cdef _two_lists_work(Py_ssize_t half):
     return work
 
 
+cdef struct _Carve:
+    char* p  # the next free byte of a scratch buffer (8-byte aligned)
+
+
+cdef inline void* _take(_Carve* cut, Py_ssize_t nbytes) noexcept nogil:
+    """The next ``nbytes`` of the buffer, rounded up to 8 (the next piece stays aligned)."""
+    cdef void* at = cut.p
+    cut.p += (nbytes + 7) // 8 * 8
+    return at
+
+
+cdef void _line_offsets(Scan* s, const double* fw, const double* fv, Py_ssize_t nu) noexcept nogil:
+    """On integer items: whether every value is its weight (``s.sums``), or
+    its weight plus one D > 0 (``s.offset``) or D < 0 (``s.gap``); exact, the
+    differences being integers below 2**53. One pass."""
+    cdef Py_ssize_t q
+    cdef double g
+    cdef bint same = True
+    s.sums, s.offset, s.gap = False, 0.0, 0.0
+    if not s.integral or nu == 0:
+        return
+    g = fv[0] - fw[0]
+    for q in range(1, nu):
+        if fv[q] - fw[q] != g:
+            same = False
+            break
+    if not same:
+        return
+    s.sums = g == 0
+    s.offset = g if g > 0 else 0.0
+    s.gap = g if g < 0 else 0.0
+
+
 cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                            double lam, d, int integral, double tol, Pool* pool,
                            const Card* card, count, Py_ssize_t count_states, Py_ssize_t count_per_item,
@@ -1741,21 +1774,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef const double[::1] d_w = fw_a[dk_rank_a] if s.cm else eff_w, d_v = fv_a[dk_rank_a] if s.cm else eff_v
     cdef const Py_ssize_t[::1] by_v = by_v_a, w_pos = w_pos_a, v_pos = v_pos_a, grp = grp_a
     cdef const double[::1] by_v_v = by_v_v_a
-    cdef uint8_t[::1] Sf = Sf_a, needed = np.zeros(nu + 1, dtype=np.uint8)
-    cdef uint8_t[::1] sx = np.empty(nu, dtype=np.uint8)
-    cdef uint8_t[::1] av = np.empty(nu, dtype=np.uint8)
-    cdef Py_ssize_t[::1] twin = np.empty(nu, dtype=np.intp), copies = np.empty(nu + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] held = np.empty(nu + 1, dtype=np.intp), below = np.empty(nu + 1, dtype=np.intp)
-    cdef Py_ssize_t[::1] eff_twin = np.empty(nu, dtype=np.intp), kept_k = np.full(CHAIN_KEEP, -1, dtype=np.intp)
-    cdef uint8_t[::1] kept = np.empty(CHAIN_KEEP * nu, dtype=np.uint8)
-    cdef double[::1] sw = np.empty(nu), sv = np.empty(nu), st = np.zeros(nu + 1 if s.counts else 1)
-    cdef Py_ssize_t[::1] sr = np.empty(nu, dtype=np.intp), pos = np.empty(nu, dtype=np.intp)
-    cdef Py_ssize_t[::1] hint = np.empty(nu, dtype=np.intp)
-    s.sums = s.integral and nu > 0 and bool(np.array_equal(fw_a, fv_a))
-    gap_a = fv_a - fw_a  # (exact: integers below 2**53 when integral)
-    on_one_gap = s.integral and nu > 0 and bool(np.all(gap_a == gap_a[0]))
-    s.offset = float(gap_a[0]) if on_one_gap and gap_a[0] > 0 else 0.0
-    s.gap = float(gap_a[0]) if on_one_gap and gap_a[0] < 0 else 0.0
+    cdef uint8_t[::1] Sf = Sf_a
+    _line_offsets(&s, &fw[0], &fv[0], nu)
     s.two_half = TWO_LISTS_HALF if s.integral else 0  # the workspace's: a knob set meanwhile cannot overrun it
     cdef uint8_t[::1] two_work = _two_lists_work(s.two_half)
     # the bit sets within SUMS_BITS_WORDS and the memory the states may still grow into
@@ -1764,28 +1784,53 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef uint64_t[::1] bits = _bits_work(s.bits_cap) if s.bits_cap > 0 else None
     cdef Py_ssize_t n_sums = nu if s.counts else 0
     cdef Py_ssize_t n_vals = n_sums if s.qcard.mu < 0 else 0  # the value sums are read for kmin only
-    cdef double[::1] w_sums = np.empty(blk_nodes(n_sums, blk_shift(n_sums)))  # by weight
-    cdef double[::1] v_sums = np.empty(blk_nodes(n_vals, blk_shift(n_vals)))  # by value
-    cdef double[::1] eff_sums = np.empty(blk_nodes(nu, blk_shift(nu)))  # in efficiency order
-    cdef Py_ssize_t[::1] eff_pos = np.empty(nu, dtype=np.intp)
+    # The pass's scratch, carved from one buffer (``_Carve``): a numpy array
+    # and a typed view each cost more than the O(nu) passes at a few free items.
+    cdef Py_ssize_t i_b = sizeof(Py_ssize_t), d_b = sizeof(double)
+    cdef Py_ssize_t w_nodes = blk_nodes(n_sums, blk_shift(n_sums)), v_nodes = blk_nodes(n_vals, blk_shift(n_vals))
+    cdef Py_ssize_t e_nodes = blk_nodes(nu, blk_shift(nu)), nst = nu + 1 if s.counts else 1
+    cdef Py_ssize_t sizes[20]
+    sizes[:] = [nu + 1, nu, nu, CHAIN_KEEP * nu,  # needed, sx, av, kept (bytes)
+                i_b * nu, i_b * (nu + 1), i_b * (nu + 1), i_b * (nu + 1), i_b * nu, i_b * CHAIN_KEEP,  # twin .. kept_k
+                d_b * nu, d_b * nu, d_b * nst, i_b * nu, i_b * nu, i_b * nu,  # sw, sv, st, sr, pos, hint
+                d_b * w_nodes, d_b * v_nodes, d_b * e_nodes, i_b * nu]  # the blocks' sums, eff_pos
+    cdef Py_ssize_t q, total = 0
+    for q in range(20):
+        total += (sizes[q] + 7) // 8 * 8
+    cdef uint8_t[::1] arena = np.empty(total + 8, dtype=np.uint8)
+    cdef _Carve cut
+    cut.p = <char*>&arena[0]
+    s.needed, s.sx, s.av, s.kept = <uint8_t*>_take(&cut, sizes[0]), <uint8_t*>_take(&cut, sizes[1]), \
+        <uint8_t*>_take(&cut, sizes[2]), <uint8_t*>_take(&cut, sizes[3])
+    s.twin, s.copies, s.held = <Py_ssize_t*>_take(&cut, sizes[4]), <Py_ssize_t*>_take(&cut, sizes[5]), \
+        <Py_ssize_t*>_take(&cut, sizes[6])
+    s.below, s.eff_twin, s.kept_k = <Py_ssize_t*>_take(&cut, sizes[7]), <Py_ssize_t*>_take(&cut, sizes[8]), \
+        <Py_ssize_t*>_take(&cut, sizes[9])
+    s.sw, s.sv, s.st = <double*>_take(&cut, sizes[10]), <double*>_take(&cut, sizes[11]), <double*>_take(&cut, sizes[12])
+    s.sr, s.pos, s.hint = <Py_ssize_t*>_take(&cut, sizes[13]), <Py_ssize_t*>_take(&cut, sizes[14]), \
+        <Py_ssize_t*>_take(&cut, sizes[15])
+    cdef double* w_sums = <double*>_take(&cut, sizes[16])  # by weight
+    cdef double* v_sums = <double*>_take(&cut, sizes[17])  # by value
+    cdef double* eff_sums = <double*>_take(&cut, sizes[18])  # in efficiency order
+    cdef Py_ssize_t* eff_pos = <Py_ssize_t*>_take(&cut, sizes[19])
+    memset(s.needed, 0, nu + 1)
+    memset(s.st, 0, d_b * nst)
+    for r in range(CHAIN_KEEP):
+        s.kept_k[r] = -1
     for r in range(nu):
         eff_pos[eff_rank[r]] = r
     s.fw, s.fv, s.pre_v, s.pre_w, s.pre_d = &fw[0], &fv[0], &pre_v[0], &pre_w[0], &pre_d[0]
     s.pre_k, s.pre_c, s.pre_ca = &pre_k[0], &pre_c[0], &pre_ca[0]
     s.eff_rank, s.d_rank, s.w_rank, s.by_v, s.by_v_v = &eff_rank[0], &d_rank[0], &w_rank[0], &by_v[0], &by_v_v[0]
     s.eff_w, s.eff_v, s.d_w, s.d_v, s.w_w, s.w_v = &eff_w[0], &eff_v[0], &d_w[0], &d_v[0], &w_w[0], &w_v[0]
-    s.w_pos, s.v_pos, s.grp, s.Sf, s.needed = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &needed[0]
-    s.sx, s.sw, s.sv, s.st = &sx[0], &sw[0], &sv[0], &st[0]
-    s.sr, s.pos, s.hint, s.av, s.two_work = &sr[0], &pos[0], &hint[0], &av[0], &two_work[0]
-    s.twin, s.copies, s.held, s.below, s.eff_twin = &twin[0], &copies[0], &held[0], &below[0], &eff_twin[0]
-    s.kept, s.kept_k = &kept[0], &kept_k[0]
+    s.w_pos, s.v_pos, s.grp, s.Sf, s.two_work = &w_pos[0], &v_pos[0], &grp[0], &Sf[0], &two_work[0]
     s.bits = &bits[0] if s.bits_cap > 0 else NULL
     s.on_line = s.counts and pre_ca[nu] <= LINE_TOL * pre_v[nu]
     s.kmax = nu  # before the first count: every item
     s.yes_states = TWO_WORTH  # before the first yes: the two-list search may pay
-    blk_init(&s.by_w, &w_sums[0], &w_rank[0], &w_w[0], NULL, &w_pos[0], n_sums)  # every free item
-    blk_init(&s.by_val, &v_sums[0], &by_v[0], &by_v_v[0], NULL, &v_pos[0], n_vals)
-    blk_init(&s.by_eff, &eff_sums[0], &eff_rank[0], &eff_w[0], &eff_v[0], &eff_pos[0], nu)
+    blk_init(&s.by_w, w_sums, &w_rank[0], &w_w[0], NULL, &w_pos[0], n_sums)  # every free item
+    blk_init(&s.by_val, v_sums, &by_v[0], &by_v_v[0], NULL, &v_pos[0], n_vals)
+    blk_init(&s.by_eff, eff_sums, &eff_rank[0], &eff_w[0], &eff_v[0], eff_pos, nu)
     classes = Below(lines, fw_a, fv_a) if lines is not None else None
     cdef list _arrays = _class_counts(&s.lines, lines, classes)  # alive until the return
     s.lines_on = classes is not None

@@ -1550,7 +1550,7 @@ cdef Py_ssize_t _settle(Scan* s, Pool* pool, Py_ssize_t k) noexcept nogil:
         return KEEP
     if s.lines_on and cc_bound(&s.lines, k, s.j) < s.tgt - s.tol:
         return KEEP
-    if _lp_keep(s, k):  # O(nu), the first test that costs more than O(sqrt nu)
+    if _lp_keep(s, k):  # O(sqrt nu), before the greedy set's O(nu) pass
         return KEEP
     # (subset sums whose complement question applies: that answers at a
     # tight prefix in microseconds, where the greedy set costs O(nu))

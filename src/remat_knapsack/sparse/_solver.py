@@ -743,7 +743,12 @@ def _count_path(work, ws, vs, c, b, kmax, lam_fit, integral, tol, xs):
                 # of a start at the break item's efficiency (almost strongly
                 # correlated items, n=10^4: 110 us instead of 250)
                 near = [(abs(k - j), t[1]) for j, t in bounds.items() if t[1] > 0]
-                hint = min(near)[1] if near else lam_fit if lam_fit > 0 else float(vs[b] / ws[b]) if b < n else 1.0
+                if near:
+                    hint = min(near)[1]
+                elif lam_fit > 0:
+                    hint = lam_fit
+                else:
+                    hint = float(vs[b] / ws[b]) if b < n else 1.0
                 bounds[k] = work.count_bound(ws, vs, c, k, hint)
         return bounds[k]
 

@@ -856,7 +856,7 @@ def _multipliers(ws, vs, c, b, topv, integral=False):
     n = ws.shape[0]
     if b >= n or n < 4:
         return 0.0, 0.0, float(n), False
-    kmax = float(_lightest_count(ws, c))  # the most items any set holds
+    kmax = float(_sparse.lightest_count_py(ws, c))  # the most items any set holds
     h = max(32, n // _FIT_DIV)
     lam, mu0, on_line = _fit.line_fit(ws, vs, max(0, b - h), min(n, b + h + 1), _TOL["line"])
     if lam == 0:
@@ -876,20 +876,12 @@ def _fewest_reaching(vs, psum, topv, integral):
     """The fewest values, largest first, whose sum reaches ``psum`` (a set
     with fewer items is worth less). The k largest reach it exactly when the
     n - k smallest stay within total - psum, so on integer values (exact
-    sums) it is n less ``_lightest_count`` of the values, in O(n); other
+    sums) it is n less ``_sparse.lightest_count_py`` of the values, in O(n); other
     values take the sorted prefix sums of ``topv`` (0.06 ms at n = 10^3,
     0.4 ms at 10^4)."""
     if integral:
-        return vs.size - _lightest_count(vs, float(vs.sum()) - psum)
+        return vs.size - _sparse.lightest_count_py(vs, float(vs.sum()) - psum)
     return int(np.searchsorted(topv.sums(), psum, side="left"))
-
-
-def _lightest_count(w: np.ndarray, c: float) -> int:
-    """How many of the lightest items (integer weights >= 1, exact sums) fit
-    within c (``_sparse.lightest_count_py``: by the items' counts per weight
-    when the weights are at most 2n + 1024, as quantised weights often are,
-    O(n + max); else by a selection, expected O(n))."""
-    return _sparse.lightest_count_py(w, c)
 
 
 def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):

@@ -1117,3 +1117,26 @@ def test_lp_keep_proves_profit_ceiling_items_needed():
     off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_canonical._configure_lp, False))
     assert off.stats["lp_tries"] == 0 and on.stats["lp_kept"] > 0
     assert on.stats["queries"] < off.stats["queries"]
+
+
+# When the reduction fixes no item (profit ceiling items: every reduced
+# profit within the gap) the canonical pass works on the instance's own
+# arrays and makes the witness canonical in place.
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nothing_fixed_matches_dp(seed):
+    import random
+
+    rng = random.Random(700 + seed)
+    every_free = 0
+    for _ in range(40):
+        n, R = rng.randint(64, 300), rng.choice([100, 1000])
+        inst = instances.pisinger("profit_ceiling", n, R, rng.randrange(10**6))
+        w, v = [float(int(x)) for x in inst.memory], [float(int(x)) for x in inst.runtimes]
+        c = float(rng.randint(int(sum(w)) // 4, 3 * int(sum(w)) // 4))
+        ref = solve(w, v, c, scale=1, solver="dp")
+        got = solve(w, v, c, scale=1, solver="sparse")
+        assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
+        every_free += got.stats.get("free") == n
+    assert every_free > 0  # the path was taken

@@ -876,27 +876,28 @@ cdef tuple _count_sums(fw_a, fv_a, by_w_a, by_v_a, double lam, double mu):
 cdef Py_ssize_t GROUP_FROM = 64
 
 
-cdef _identical_groups(const double[::1] fw, const double[::1] fv, const Py_ssize_t[::1] by_w):
+cdef _identical_groups(const double[::1] fw, const double[::1] fv, const Py_ssize_t[::1] by_w,
+                       const double[::1] w_by_w, const double[::1] v_by_w):
     """Group ids of the items: equal exactly when weight and value are.
-    ``by_w``: the items by ascending weight. Where the value follows the
-    weight (the usual case: every class whose value is a function of the
-    weight, and real graphs) each run of equal weights is one group, found
-    in one pass; when a run mixes values, by hashing (``_select.group_ids``,
-    O(n) expected, but a cache miss an item)."""
-    cdef Py_ssize_t n = fw.shape[0], q, m, prev = 0, gid = -1
+    ``by_w``: the items by ascending weight, ``w_by_w`` and ``v_by_w`` their
+    weights and values in that order (read in sequence: no cache miss an
+    item). Where the value follows the weight (the usual case: every class
+    whose value is a function of the weight, and real graphs) each run of
+    equal weights is one group, found in one pass; when a run mixes values,
+    by hashing (``_select.group_ids``, O(n) expected, but a cache miss an
+    item)."""
+    cdef Py_ssize_t n = fw.shape[0], q, gid = -1
     cdef bint mixed = False
     g = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] out = g
     with nogil:
         for q in range(n):
-            m = by_w[q]
-            if q == 0 or fw[m] != fw[prev]:
+            if q == 0 or w_by_w[q] != w_by_w[q - 1]:
                 gid += 1
-            elif fv[m] != fv[prev]:
+            elif v_by_w[q] != v_by_w[q - 1]:
                 mixed = True
                 break
-            out[m] = gid
-            prev = m
+            out[by_w[q]] = gid
     if mixed and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
         raise MemoryError("sparse: grouping identical items")
     return g
@@ -927,18 +928,20 @@ cdef tuple _free_orders(const Py_ssize_t[::1] order, const Py_ssize_t[::1] free_
     in any order: groups of equal weight stay together). On the items of a
     line (strongly correlated: v / w falls as w grows; inverse strongly: it
     rises) that is the efficiency order, or that order read backwards:
-    checked in the same pass, no sort. O(n) but for that sort."""
+    checked in the same pass, no sort. When every item is free (``free_idx``
+    is 0..n-1) ``order`` is the first order as it is. O(n) but for that sort."""
     cdef Py_ssize_t nu = free_idx.shape[0], q, i, r, m = 0
-    cdef bint up = True, down = True
-    rank_a = np.full(n, -1, dtype=np.intp)
+    cdef bint up = True, down = True, every = nu == n
+    rank_a = None if every else np.full(n, -1, dtype=np.intp)
     eff_a, ew_a, ev_a = np.empty(nu, dtype=np.intp), np.empty(nu), np.empty(nu)
     cdef Py_ssize_t[::1] rank = rank_a, eff = eff_a
     cdef double[::1] ew = ew_a, ev = ev_a
     with nogil:
-        for q in range(nu):
-            rank[free_idx[q]] = q
+        if not every:
+            for q in range(nu):
+                rank[free_idx[q]] = q
         for i in range(n):
-            r = rank[order[i]]
+            r = order[i] if every else rank[order[i]]
             if r >= 0:
                 eff[m] = r
                 ew[m] = fw[r]
@@ -974,6 +977,29 @@ cdef _prefix(x_a, idx_a=None, bint positive=False):
             acc += t
             out[q + 1] = acc
     return out_a
+
+
+cdef tuple _item_prefixes(const double[::1] fw, const double[::1] fv, const double[::1] d, idx_a):
+    """``_prefix`` of the values, of the weights and of max(0, d[idx]) (of
+    max(0, d) when ``idx_a`` is None), in one pass: three independent sums
+    that the processor overlaps, where three passes would each wait on
+    their additions one by one."""
+    cdef const Py_ssize_t[::1] idx = idx_a
+    cdef Py_ssize_t n = fw.shape[0], q
+    cdef double t, sv = 0.0, sw = 0.0, sd = 0.0
+    pv_a, pw_a, pd_a = np.empty(n + 1), np.empty(n + 1), np.empty(n + 1)
+    cdef double[::1] pv = pv_a, pw = pw_a, pd = pd_a
+    with nogil:
+        pv[0] = pw[0] = pd[0] = 0.0
+        for q in range(n):
+            t = d[q] if idx_a is None else d[idx[q]]
+            sv += fv[q]
+            sw += fw[q]
+            sd += t if t > 0 else 0.0
+            pv[q + 1] = sv
+            pw[q + 1] = sw
+            pd[q + 1] = sd
+    return pv_a, pw_a, pd_a
 
 
 cdef tuple _prefix_reduced(const double[::1] w, const double[::1] v, double lam, double mu):
@@ -1726,8 +1752,11 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     s.uniq_next = max(UNIQUE_FROM, pool.generated // UNIQUE_SHARE) if UNIQUE_FROM > 0 else UNIQUE_FROM
     s.qcard = card[0]
     s.qcard.topv = NULL  # decide runs on subsets count their own items
-    fw_a = np.ascontiguousarray(wa[free_idx])
-    fv_a = np.ascontiguousarray(va_[free_idx])
+    # Every item free (nothing fixed; ``free_idx`` is 0..n-1): no gathers,
+    # and the witness is made canonical in place.
+    cdef bint every = nu == wa.shape[0]
+    fw_a = np.ascontiguousarray(wa if every else wa[free_idx], dtype=np.float64)
+    fv_a = np.ascontiguousarray(va_ if every else va_[free_idx], dtype=np.float64)
     s.cm = s.count_runs = count is not None
     s.proved_at = s.two_asked = s.by_weight_k = -1
     dk = None
@@ -1751,8 +1780,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # k without k.) So a group of identical items costs one query, not one
     # per copy; the copies kept are the lowest-indexed ones.
     # (not worth its set-up below GROUP_FROM free items: each is its own group)
-    grp_a = _identical_groups(fw_a, fv_a, w_rank_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
-    Sf_a = np.ascontiguousarray(S_a[free_idx])
+    grp_a = _identical_groups(fw_a, fv_a, w_rank_a, w_w_a, w_v_a) if nu >= GROUP_FROM else np.arange(nu, dtype=np.intp)
+    Sf_a = S_a if every else np.ascontiguousarray(S_a[free_idx])
     if nu >= GROUP_FROM:
         _lowest_copies(Sf_a, grp_a)
     # Count structures, used with the cardinality multipliers only: the
@@ -1764,8 +1793,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
                                                                               &s.qcard, s.counts)
     dk_rank_a = descending(dk) if s.cm else eff_rank_a
     # The Scan's arrays: these typed views keep them alive until the return.
-    cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = _prefix(fv_a), pre_w = _prefix(fw_a)
-    cdef const double[::1] pre_d = _prefix(d, free_idx, True)
+    pre_v_a, pre_w_a, pre_d_a = _item_prefixes(fw_a, fv_a, d, None if every else free_idx)
+    cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
     cdef const double[::1] pre_k = _prefix(dk, None, True) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
@@ -1841,7 +1870,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
         _raise(r, pool[0])
     stats["t_scan"] = perf_counter() - t0
     _report(&s, stats)
-    S_a[free_idx] = Sf_a
+    if not every:
+        S_a[free_idx] = Sf_a
     return 0
 
 
@@ -1869,7 +1899,8 @@ def canonical(Workspace work, wa, va_, order, free_idx, S_a, double j, double tg
 
 def _group_ids_py(const double[::1] w, const double[::1] v):
     """For tests: the canonical pass's groups of identical items."""
-    return _identical_groups(w, v, ascending(w))
+    by_w = ascending(w)
+    return _identical_groups(w, v, by_w, np.asarray(w)[by_w], np.asarray(v)[by_w])
 
 
 def _two_lists_py(const double[::1] w, const double[::1] v, double c, double goal, Py_ssize_t half,

@@ -58,40 +58,79 @@ cdef enum:
     BLOCK = 64  # items summed plainly before their block's sum joins the compensated total
 
 
-cdef double _bound(const double* w, const double* v, Py_ssize_t n, double c, double lam, double mu,
-                   double k, double rel, double* d, double* slack) noexcept nogil:
-    """L (module docs), its rounding allowance into ``slack`` and, when ``d``
-    is not NULL, the reduced profits into it."""
+cdef struct Bound:
+    double L                    # the bound (module docs)
+    double slack                # its rounding allowance
+    double top                  # the largest |d_i|: no item is marked when it is within the gap
+
+
+cdef inline void _item(const double* w, const double* v, Py_ssize_t i, double lam, double mu, double* d,
+                       double* gain, double* mag, double* top) noexcept nogil:
+    """Item i's d_i = v_i - lam w_i - mu (into ``d`` when not NULL) joins
+    one part's sums of max(0, d_i) and |d_i| and its largest |d_i|."""
+    cdef double di = v[i] - lam * w[i] - mu
+    if d != NULL:
+        d[i] = di
+    gain[0] += di if di > 0 else 0.0
+    mag[0] += fabs(di)
+    if fabs(di) > top[0]:
+        top[0] = fabs(di)
+
+
+cdef void _block_sums(const double* w, const double* v, Py_ssize_t lo, Py_ssize_t hi, double lam, double mu,
+                      double* d, double* gain, double* mag, double* top) noexcept nogil:
+    """Over items lo..hi-1: the sum of max(0, d_i) into ``gain``, of |d_i|
+    into ``mag``, and max(top, largest |d_i|) into ``top`` (``_item``), in
+    four parts (items i, i + 1, i + 2, i + 3 of each step): additions that
+    overlap instead of waiting on each other; the parts are added at the end."""
+    cdef double g0 = 0, g1 = 0, g2 = 0, g3 = 0, m0 = 0, m1 = 0, m2 = 0, m3 = 0
+    cdef double t0 = top[0], t1 = top[0], t2 = top[0], t3 = top[0]
+    cdef Py_ssize_t i = lo
+    while i + 4 <= hi:
+        _item(w, v, i, lam, mu, d, &g0, &m0, &t0)
+        _item(w, v, i + 1, lam, mu, d, &g1, &m1, &t1)
+        _item(w, v, i + 2, lam, mu, d, &g2, &m2, &t2)
+        _item(w, v, i + 3, lam, mu, d, &g3, &m3, &t3)
+        i += 4
+    while i < hi:
+        _item(w, v, i, lam, mu, d, &g0, &m0, &t0)
+        i += 1
+    gain[0] = (g0 + g1) + (g2 + g3)
+    mag[0] = (m0 + m1) + (m2 + m3)
+    top[0] = max(max(t0, t1), max(t2, t3))
+
+
+cdef void _bound(const double* w, const double* v, Py_ssize_t n, double c, double lam, double mu,
+                 double k, double rel, double* d, Bound* out) noexcept nogil:
+    """L (module docs), its rounding allowance and the largest |d_i| into
+    ``out``; when ``d`` is not NULL, the reduced profits into it."""
     cdef Sum gain, mag
-    cdef Py_ssize_t i, blk
-    cdef double di, g, m, L
+    cdef Py_ssize_t blk
+    cdef double g, m, top = 0.0
     gain.s = gain.comp = mag.s = mag.comp = 0.0
     for blk in range((n + BLOCK - 1) // BLOCK):
-        g = m = 0.0
-        for i in range(blk * BLOCK, min((blk + 1) * BLOCK, n)):
-            di = v[i] - lam * w[i] - mu
-            if d != NULL:
-                d[i] = di
-            g += di if di > 0 else 0.0
-            m += fabs(di)
+        _block_sums(w, v, blk * BLOCK, min((blk + 1) * BLOCK, n), lam, mu, d, &g, &m, &top)
         _add(&gain, g)
         _add(&mag, m)
-    L = lam * c + mu * k + (gain.s + gain.comp)
-    slack[0] = ABS_SLACK + rel * (fabs(L) + (mag.s + mag.comp) + fabs(mu) * n)
-    return L
+    out.L = lam * c + mu * k + (gain.s + gain.comp)
+    out.slack = ABS_SLACK + rel * (fabs(out.L) + (mag.s + mag.comp) + fabs(mu) * n)
+    out.top = top
 
 
-cdef void _mark(const double* w, const double* v, Py_ssize_t n, double lam, double mu, double L, double sl,
+cdef void _mark(const double* w, const double* v, Py_ssize_t n, double lam, double mu, const Bound* b,
                 double thr, uint8_t* fix_in, uint8_t* fix_out) noexcept nogil:
     """Item i into ``fix_in`` when L - max(0, d_i) + sl < thr, into
     ``fix_out`` when L + min(0, d_i) + sl < thr (marks set, none cleared):
     with gap = L + sl - thr, when d_i > gap (< -gap), and every item both
-    ways when gap < 0 (no set reaches thr)."""
+    ways when gap < 0 (no set reaches thr). No pass when every |d_i| is
+    within the gap (the same d_i: the same expression, evaluated alike)."""
     cdef Py_ssize_t i
-    cdef double di, gap = L + sl - thr
+    cdef double di, gap = b.L + b.slack - thr
     if gap < 0:
         memset(fix_in, 1, n)
         memset(fix_out, 1, n)
+        return
+    if b.top <= gap:
         return
     for i in range(n):  # branch-free: most comparisons go either way at random
         di = v[i] - lam * w[i] - mu
@@ -106,7 +145,7 @@ def fix_by_bound(const double[::1] w, const double[::1] v, double c, double lam,
     rounding allowance ``rel``; ``d`` (or None) gets v - lam w - mu.
     Returns L. Marks are only set, so several bounds can mark one array."""
     cdef Py_ssize_t n = w.shape[0]
-    cdef double L = 0.0, sl = 0.0
+    cdef Bound bd
     cdef double* dp = NULL
     if v.shape[0] != n or fix_in.shape[0] != n or fix_out.shape[0] != n or (d is not None and d.shape[0] != n):
         raise ValueError("fix_by_bound: the arrays must have one entry per item")
@@ -115,15 +154,34 @@ def fix_by_bound(const double[::1] w, const double[::1] v, double c, double lam,
     if d is not None:
         dp = &d[0]
     with nogil:
-        L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, dp, &sl)
-        _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &fix_in[0], &fix_out[0])
-    return L
+        _bound(&w[0], &v[0], n, c, lam, mu, k, rel, dp, &bd)
+        _mark(&w[0], &v[0], n, lam, mu, &bd, thr, &fix_in[0], &fix_out[0])
+    return bd.L
 
 
 cdef void _and_into(uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
     for i in range(n):
         a[i] &= b[i]
+
+
+cdef Py_ssize_t _free_positions(uint8_t* fix_in, const uint8_t* fix_out, const uint8_t* witness,
+                                Py_ssize_t n, Py_ssize_t* free) noexcept nogil:
+    """Keep the marks the witness agrees with (fixed in where it takes the
+    item, out where it does not): ``fix_in`` is left with the first; the
+    positions fixed neither way into ``free``, ascending. Returns how many.
+    (Plain pointers held in registers: a byte store through a typed view's
+    data could alias the view itself, and the view would be read again on
+    every item.)"""
+    cdef Py_ssize_t i, nfree = 0
+    cdef uint8_t into, out
+    for i in range(n):
+        into = fix_in[i] & witness[i]
+        out = fix_out[i] & (witness[i] ^ 1)
+        fix_in[i] = into
+        free[nfree] = i
+        nfree += (into | out) ^ 1
+    return nfree
 
 
 def reduce_items(const double[::1] w, const double[::1] v, double c, double thr, const uint8_t[::1] witness,
@@ -137,7 +195,8 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
     every fixed item agrees with. Returns (the free positions, ascending;
     the fixed-in items as 0/1 bytes)."""
     cdef Py_ssize_t n = w.shape[0], i, nfree = 0, t
-    cdef double L, sl, lam, mu, k, rel
+    cdef Bound bd
+    cdef double lam, mu, k, rel
     if v.shape[0] != n or witness.shape[0] != n or d.shape[0] != n:
         raise ValueError("reduce_items: the arrays must have one entry per item")
     fix_in_a, fix_out_a = np.zeros(n, np.uint8), np.zeros(n, np.uint8)
@@ -149,20 +208,20 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
         return free_a, fix_in_a
     for t, (lam, mu, k, rel) in enumerate(each):
         with nogil:
-            L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, &d[0] if t == 0 else NULL, &sl)
-            _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &fix_in[0], &fix_out[0])
+            _bound(&w[0], &v[0], n, c, lam, mu, k, rel, &d[0] if t == 0 else NULL, &bd)
+            _mark(&w[0], &v[0], n, lam, mu, &bd, thr, &fix_in[0], &fix_out[0])
     if every:
         all_in, all_out = np.zeros(n, np.uint8), np.zeros(n, np.uint8)
         one_in, one_out = np.empty(n, np.uint8), np.empty(n, np.uint8)
         for t, (lam, mu, k, rel) in enumerate(every):
             with nogil:
-                L = _bound(&w[0], &v[0], n, c, lam, mu, k, rel, NULL, &sl)
+                _bound(&w[0], &v[0], n, c, lam, mu, k, rel, NULL, &bd)
                 if t == 0:
-                    _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &all_in[0], &all_out[0])
+                    _mark(&w[0], &v[0], n, lam, mu, &bd, thr, &all_in[0], &all_out[0])
                 else:
                     memset(&one_in[0], 0, n)
                     memset(&one_out[0], 0, n)
-                    _mark(&w[0], &v[0], n, lam, mu, L, sl, thr, &one_in[0], &one_out[0])
+                    _mark(&w[0], &v[0], n, lam, mu, &bd, thr, &one_in[0], &one_out[0])
                     _and_into(&all_in[0], &one_in[0], n)
                     _and_into(&all_out[0], &one_out[0], n)
         with nogil:
@@ -170,9 +229,5 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
                 fix_in[i] |= all_in[i]
                 fix_out[i] |= all_out[i]
     with nogil:
-        for i in range(n):  # fixed in where the witness takes it, out where it does not
-            fix_in[i] &= witness[i]
-            fix_out[i] &= witness[i] ^ 1
-            free[nfree] = i
-            nfree += (fix_in[i] | fix_out[i]) ^ 1
+        nfree = _free_positions(&fix_in[0], &fix_out[0], &witness[0], n, &free[0])
     return free_a[:nfree], fix_in_a

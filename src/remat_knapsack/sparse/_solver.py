@@ -608,15 +608,20 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if nu == 0:
             return work.stats(stats)
         stats["t_reduce"] = time.perf_counter() - t2
+        every = nu == n  # nothing fixed: no gathers
         count = None
         if len(cards) == 1:
             k, lamk, muk = cards[0]
-            count = (k - int(fix1.sum()), lamk, muk)
-        _canonical.canonical(work, w, v, order, free_idx, S, c - float(w[fix1].sum()),
-                             float(v[free_idx][Sb[free_idx]].sum()), lam, d, integral, tol,
+            count = (k - (0 if every else int(fix1.sum())), lamk, muk)
+        room = c if every else c - float(w[fix1].sum())
+        tgt = float(v[Sb].sum()) if every else float(v[free_idx][Sb[free_idx]].sum())
+        _canonical.canonical(work, w, v, order, free_idx, S, room, tgt, lam, d, integral, tol,
                              count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
         stats["t_canon"] = time.perf_counter() - t2 - stats["t_reduce"]
-        sel[free_idx] = S[free_idx]
+        if every:
+            sel[:] = S
+        else:
+            sel[free_idx] = S[free_idx]
         return work.stats(stats)
     finally:
         work.close()

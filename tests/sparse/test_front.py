@@ -135,3 +135,23 @@ def test_a_near_class_fits_one_more_unit():
     assert y.tolist() == [3]  # 3 units weigh 3 g - delta: one near copy (2 units) and a root
     _, y, _ = _run([g], [5.0], [5], 3 * g - delta - 1, 0, (2, delta, 2), None)
     assert y.tolist() == [2]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3)), max_size=60), st.integers(0, 13))
+def test_more_pairs_than_counts_distinct_pairs(items, most):
+    # the grouped path's quick reject: against a count of the distinct pairs
+    from remat_knapsack.sparse._front import more_pairs_than
+
+    w = np.array([float(a) for a, _ in items])
+    v = np.array([float(b) for _, b in items])
+    assert more_pairs_than(w, v, most) == (len(set(items)) > most)
+
+
+def test_more_pairs_than_checks_its_arguments():
+    from remat_knapsack.sparse._front import more_pairs_than
+
+    with pytest.raises(ValueError, match="3 weights but 2 values"):
+        more_pairs_than(np.ones(3), np.ones(2), 1)
+    with pytest.raises(ValueError, match="most must be >= 0"):
+        more_pairs_than(np.ones(3), np.ones(3), -1)

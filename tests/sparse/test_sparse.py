@@ -1140,3 +1140,9 @@ def test_nothing_fixed_matches_dp(seed):
         assert (got.value, got.saved) == (ref.value, ref.saved), (w, v, c)
         every_free += got.stats.get("free") == n
     assert every_free > 0  # the path was taken
+
+
+@given(st.lists(st.integers(1, 50), max_size=40), st.integers(0, 600))
+def test_break_count_is_the_cumulative_search(weights, c):
+    ws = np.array(weights, dtype=np.float64)
+    assert _sparse.break_count(ws, float(c)) == int(np.searchsorted(np.cumsum(ws), c, side="right"))

@@ -388,6 +388,38 @@ def pareto_dp(const int64_t[::1] piece_t, const int64_t[::1] piece_q, list piece
         free(lp.ee)
 
 
+def more_pairs_than(const double[::1] w, const double[::1] v, Py_ssize_t most):
+    """Whether the items (w, v) hold more than ``most`` distinct (weight,
+    value) pairs: a scan that keeps the pairs seen so far (at most
+    ``most``, each compared in turn) and stops at the first one too many.
+    O(n most); on items of many pairs it stops after about ``most`` items.
+
+    >>> more_pairs_than(np.array([1.0, 1.0, 2.0]), np.array([3.0, 3.0, 3.0]), 1)
+    True
+    """
+    cdef Py_ssize_t n = w.shape[0], i, t, seen = 0
+    cdef bint more = False
+    if v.shape[0] != n:
+        raise ValueError(f"more_pairs_than: {n} weights but {v.shape[0]} values")
+    if most < 0:
+        raise ValueError(f"more_pairs_than: most must be >= 0, got {most}")
+    seen_a = np.empty(2 * most + 2)
+    cdef double[::1] pair = seen_a
+    with nogil:
+        for i in range(n):
+            t = 0
+            while t < seen and not (pair[2 * t] == w[i] and pair[2 * t + 1] == v[i]):
+                t += 1
+            if t == seen:
+                if seen == most:
+                    more = True
+                    break
+                pair[2 * seen] = w[i]
+                pair[2 * seen + 1] = v[i]
+                seen += 1
+    return more
+
+
 def pair_groups(const double[::1] w, const double[::1] v, Py_ssize_t most):
     """Items grouped by equal (weight, value) (no NaN, no -0.0), by hashing
     (``_select.group_ids``, expected O(n)): (each item's group, numbered in

@@ -555,7 +555,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     ws = np.ascontiguousarray(w[order])
     vs = np.ascontiguousarray(v[order])
     if b < 0:
-        b = int(np.searchsorted(np.cumsum(ws), c, side="right"))  # the break count
+        b = _sparse.break_count(ws, c)
     topv = _TopValues(v, vs)
     lam_c, mu_c, kmax, on_line = _multipliers(ws, vs, c, b, topv, integral)
     # The count term reads the value prefix sums only when mu < 0 (``_kcount``).

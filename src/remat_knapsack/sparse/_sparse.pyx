@@ -1936,6 +1936,19 @@ def gcd_of(const double[::1] g):
     return a
 
 
+def break_count(const double[::1] ws, double c):
+    """How many items, from the first (efficiency order), fit ``c`` together:
+    the break count, ``np.searchsorted(np.cumsum(ws), c, side="right")``
+    without the temporary. Integer weights: the running sum is exact."""
+    cdef Py_ssize_t b = 0, n = ws.shape[0]
+    cdef double used = 0.0
+    with nogil:
+        while b < n and used + ws[b] <= c:
+            used += ws[b]
+            b += 1
+    return b
+
+
 def greedy_fill(const double[::1] ws, const double[::1] vs, Py_ssize_t b, double room, uint8_t[::1] x):
     """The items from b on (efficiency order) that still fit ``room``, in
     order, into ``x``: the greedy completion of the break solution. Returns

@@ -60,7 +60,7 @@ import math
 import numpy as np
 
 from .._common._grid import floor_grid
-from ._front import TooManyStates, pair_groups, pareto_dp  # the DP and the grouping, compiled
+from ._front import TooManyStates, more_pairs_than, pair_groups, pareto_dp  # the DP and the grouping, compiled
 
 __all__ = ["group", "solve_items", "solve_types", "MAX_TYPES", "MIN_COPIES"]
 
@@ -88,13 +88,14 @@ def group(w: np.ndarray, v: np.ndarray, max_types: int = MAX_TYPES):
     """Group items by (weight, value): (type of each item, first item of each
     type), types numbered in (weight, value) order, or None when there are
     more than ``max_types`` pairs. Expected O(n): a quick reject on the
-    first items, then hashing (``_front.pair_groups``)."""
+    first items (``_front.more_pairs_than``), then hashing
+    (``_front.pair_groups``)."""
     n = w.size
     head = min(n, 8 * max_types)
-    if _pairs(w[:head], v[:head]) > max_types:
-        return None
     if w.dtype != np.float64 or v.dtype != np.float64:  # exact integers beyond float64: sort them
-        return _group_sorted(w, v, max_types)
+        return None if _pairs(w[:head], v[:head]) > max_types else _group_sorted(w, v, max_types)
+    if more_pairs_than(np.ascontiguousarray(w[:head]), np.ascontiguousarray(v[:head]), max_types):
+        return None
     found = pair_groups(np.ascontiguousarray(w), np.ascontiguousarray(v), max_types)
     if found is None:
         return None

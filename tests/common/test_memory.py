@@ -29,3 +29,22 @@ def test_limits():
     _memory.check_memory("dp", 1000, 1000)
     with pytest.raises(SolverMemoryError):
         _memory.check_memory("dp", 1001, 1000)
+
+
+def test_meminfo_is_read_again_once_its_reading_is_old(monkeypatch):
+    reads = []
+
+    def proc_bytes(path, key):
+        reads.append(key)
+        return 1000 * len(reads)
+
+    monkeypatch.setattr(_memory, "_proc_bytes", proc_bytes)
+    monkeypatch.setattr(_memory, "_last_reading", (-1.0, 0))
+    clock = [100.0]
+    monkeypatch.setattr(_memory.time, "monotonic", lambda: clock[0])
+    assert _memory._meminfo_available() == 1000  # read
+    clock[0] += _memory._FRESH / 2
+    assert _memory._meminfo_available() == 1000  # fresh: not read again
+    clock[0] += _memory._FRESH
+    assert _memory._meminfo_available() == 2000  # old: read again
+    assert reads == ["MemAvailable:", "MemAvailable:"]

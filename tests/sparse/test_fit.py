@@ -1,6 +1,7 @@
 """``_fit``: the cardinality multipliers' line and count term, against numpy."""
 
 import doctest
+import math
 
 import numpy as np
 import pytest
@@ -98,3 +99,43 @@ def test_more_levels_samples_the_whole_arrays():
     assert _fit.more_levels(w, v, 1.0, 3.0, 64, 2)  # the third one, 1000 items at the end
     with pytest.raises(ValueError, match="m must be >= 0"):
         _fit.more_levels(w, v, 1.0, 3.0, -1, 2)
+
+
+def _slopes_reference(w, v, near, scan, probes, sample):
+    # ``line_slopes`` in Python: probes of distinct weights, then each pair's slope
+    lo = max(0, near - 1)
+    idx, seen = [], set()
+    for i in range(lo, min(len(w), lo + scan)):
+        if len(idx) < probes and w[i] not in seen:
+            idx.append(i)
+            seen.add(w[i])
+    out = []
+    for a in range(len(idx)):
+        for b in range(a + 1, len(idx)):
+            dw, dv = int(w[idx[b]]) - int(w[idx[a]]), int(v[idx[b]]) - int(v[idx[a]])
+            if dw == 0 or dv == 0 or (dw > 0) != (dv > 0):
+                continue
+            g = math.gcd(abs(dw), abs(dv))
+            p, q = abs(dv) // g, abs(dw) // g
+            if not _fit.more_levels(w, v, float(p), float(q), sample, 2):
+                out.append((p, q))
+    return out
+
+
+@settings(max_examples=300)
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(0, 2)), min_size=1, max_size=40),
+       st.integers(1, 3), st.integers(1, 4), st.integers(0, 40), st.integers(1, 6), st.integers(2, 5))
+def test_line_slopes_against_python(items, p, q, near, probes, sample):
+    # items on up to three lines q v = p w + e (e from the second field), so some pairs pass
+    w = np.array([float(a * q) for a, _ in items])
+    v = np.array([float(a * p + e) for a, e in items])
+    want = _slopes_reference(w, v, near, 16, probes, sample)
+    assert _fit.line_slopes(w, v, near, 16, probes, sample) == want
+
+
+def test_line_slopes_checks_probes_and_skips_inexact_values():
+    w = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="probes must be in"):
+        _fit.line_slopes(w, w, 0, 16, 17, 64)
+    assert _fit.line_slopes(w, w, 0, 16, 3, 64) == [(1, 1), (1, 1), (1, 1)]
+    assert _fit.line_slopes(w, np.array([1.0, 2.0**53, 3.0]), 0, 16, 3, 64) == []

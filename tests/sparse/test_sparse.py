@@ -1146,3 +1146,11 @@ def test_nothing_fixed_matches_dp(seed):
 def test_break_count_is_the_cumulative_search(weights, c):
     ws = np.array(weights, dtype=np.float64)
     assert _sparse.break_count(ws, float(c)) == int(np.searchsorted(np.cumsum(ws), c, side="right"))
+
+
+@given(st.lists(st.one_of(st.integers(-2**54, 2**54).map(float), st.floats(allow_nan=False)), max_size=20))
+def test_integers_below_is_the_floor_test(values):
+    x = np.array(values, dtype=np.float64)
+    limit = float(1 << 53)
+    expected = bool(np.all(np.abs(x) < limit) and np.array_equal(x, np.floor(x)))
+    assert _sparse.integers_below(x, limit) == expected

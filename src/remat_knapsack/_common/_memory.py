@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 try:
     import resource
@@ -16,6 +17,12 @@ __all__ = ["available_bytes", "check_memory", "limit_bytes"]
 
 # Keep this much of the available memory for the interpreter and the caller.
 _HEADROOM = 0.9
+# MemAvailable is read again once its last reading is this old (seconds):
+# reading /proc/meminfo costs about 10 us, a twentieth of a solve of 10^3
+# items, and a solve in a loop asks every time; what is available does not
+# change that fast in any way a solve could tell.
+_FRESH = 0.05
+_last_reading: tuple[float, int] = (-1.0, 0)  # (time.monotonic() when read, bytes)
 
 
 def available_bytes() -> int:
@@ -42,10 +49,17 @@ def check_memory(solver: str, needed: int, memory_limit: int | None, detail: str
 
 
 def _meminfo_available() -> int:
-    """Linux: MemAvailable; Windows: the available physical memory; other
-    POSIX systems (macOS): free pages, else all physical pages."""
+    """Linux: MemAvailable (a reading at most ``_FRESH`` seconds old);
+    Windows: the available physical memory; other POSIX systems (macOS):
+    free pages, else all physical pages."""
+    global _last_reading
+    now = time.monotonic()
+    read_at, last = _last_reading  # one read: another thread may replace it meanwhile
+    if 0 <= now - read_at < _FRESH:
+        return last
     avail = _proc_bytes("/proc/meminfo", "MemAvailable:")
     if avail is not None:
+        _last_reading = (now, avail)
         return avail
     if sys.platform == "win32":  # pragma: no cover - Windows
         return _windows_available()

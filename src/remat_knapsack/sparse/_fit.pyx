@@ -25,8 +25,12 @@ True
 """
 
 from libc.math cimport fabs
+from libc.stdint cimport int64_t
 
 from ._select cimport kth_largest
+
+#: Integers below this are exact in float64 (and in int64).
+cdef double EXACT_INT = 9007199254740992.0
 
 
 cdef void _means(const double* x, const double* y, Py_ssize_t m, double* xm, double* ym) noexcept nogil:
@@ -109,19 +113,12 @@ def count_multiplier(const double[::1] ws, const double[::1] vs, double lam, Py_
     return mu
 
 
-def more_levels(const double[::1] w, const double[::1] v, double p, double q, Py_ssize_t m, Py_ssize_t most):
-    """Whether m items spread evenly over the arrays (positions i n // m;
-    every item when m >= n) take more than ``most`` distinct values of
-    q v - p w: O(m most), no temporaries. Spread, not the first m: in
-    efficiency order a class can sit at one end (profit ceiling items,
-    v = 3 ceil(w / 3): the items with 3 | w, the third line, come last)."""
-    cdef Py_ssize_t i, j, t, n = min(w.shape[0], v.shape[0]), seen = 0
+cdef bint _more_levels(const double* w, const double* v, Py_ssize_t n, double p, double q, Py_ssize_t m,
+                       Py_ssize_t most) noexcept nogil:
+    """``more_levels`` on n items, 0 <= most <= 8."""
+    cdef Py_ssize_t i, j, t, seen = 0
     cdef double e
     cdef double levels[8]
-    if not (0 <= most <= 8):
-        raise ValueError(f"more_levels: most must be in [0, 8], got {most}")
-    if m < 0:
-        raise ValueError(f"more_levels: m must be >= 0, got {m}")
     m = min(m, n)
     for t in range(m):
         i = t * n // m  # m <= n: distinct positions, the first and last spans alike
@@ -135,3 +132,66 @@ def more_levels(const double[::1] w, const double[::1] v, double p, double q, Py
             levels[seen] = e
             seen += 1
     return False
+
+
+def more_levels(const double[::1] w, const double[::1] v, double p, double q, Py_ssize_t m, Py_ssize_t most):
+    """Whether m items spread evenly over the arrays (positions i n // m;
+    every item when m >= n) take more than ``most`` distinct values of
+    q v - p w: O(m most), no temporaries. Spread, not the first m: in
+    efficiency order a class can sit at one end (profit ceiling items,
+    v = 3 ceil(w / 3): the items with 3 | w, the third line, come last)."""
+    if not (0 <= most <= 8):
+        raise ValueError(f"more_levels: most must be in [0, 8], got {most}")
+    if m < 0:
+        raise ValueError(f"more_levels: m must be >= 0, got {m}")
+    return _more_levels(&w[0] if w.shape[0] else NULL, &v[0] if v.shape[0] else NULL,
+                        min(w.shape[0], v.shape[0]), p, q, m, most)
+
+
+cdef int64_t _gcd(int64_t a, int64_t b) noexcept nogil:
+    cdef int64_t t
+    while b:
+        t = a % b
+        a = b
+        b = t
+    return a
+
+
+def line_slopes(const double[::1] w, const double[::1] v, Py_ssize_t near, Py_ssize_t scan,
+                Py_ssize_t probes, Py_ssize_t sample):
+    """The slopes (p, q) in lowest terms, positive, of the lines through
+    pairs of ``probes`` items of distinct weights taken from the ``scan``
+    items at ``near`` - 1 on, in pair order, that leave the ``sample``
+    items of ``more_levels`` on at most two parallel lines: the candidates
+    of ``_lines.find_lines``, whose full check follows. Weights and values
+    are read as integers (truncated); none when a probe's are 2**53 or more
+    (no line could be exact there). O(scan probes + probes**2 sample)."""
+    cdef Py_ssize_t n = min(w.shape[0], v.shape[0]), lo = max(0, near - 1), i, t, a, b, m = 0
+    cdef Py_ssize_t idx[16]
+    cdef int64_t dw, dv, g
+    cdef bint seen
+    if not 0 <= probes <= 16:
+        raise ValueError(f"line_slopes: probes must be in [0, 16], got {probes}")
+    out = []
+    for i in range(lo, min(n, lo + scan)):
+        if m == probes:
+            break
+        if not (fabs(w[i]) < EXACT_INT and fabs(v[i]) < EXACT_INT):
+            return out
+        seen = False
+        for t in range(m):
+            seen = seen or w[idx[t]] == w[i]
+        if not seen:
+            idx[m] = i
+            m += 1
+    for a in range(m):
+        for b in range(a + 1, m):
+            dw = <int64_t>w[idx[b]] - <int64_t>w[idx[a]]
+            dv = <int64_t>v[idx[b]] - <int64_t>v[idx[a]]
+            if dw == 0 or dv == 0 or (dw > 0) != (dv > 0):
+                continue
+            dw, dv = abs(dw), abs(dv)
+            g = _gcd(dw, dv)
+            if not _more_levels(&w[0], &v[0], n, <double>(dv // g), <double>(dw // g), sample, 2):
+                out.append((dv // g, dw // g))
+    return out

@@ -87,42 +87,19 @@ def find_lines(w: np.ndarray, v: np.ndarray, near: int = 0) -> Lines | None:
     ``w``, ``v``: float64 arrays (v > 0, w > 0); only integer ones can pass.
     ``near``: an index around which to look for the slope (the break item in
     efficiency order: it and its neighbours sit on the lines that matter).
-    O(n) per slope tried, at most three slopes; a few microseconds when a
-    sample of the items already has three levels.
+    O(n) per slope tried, at most three slopes; under a microsecond when a
+    sample of the items already has three levels for each (the candidates
+    and that test in one compiled call, ``_fit.line_slopes``).
     """
-    lo = max(0, near - 1)
-    idx: list[int] = []
-    seen: set[float] = set()
-    for i, wi in enumerate(w[lo : lo + SCAN].tolist(), lo):
-        if len(idx) < PROBES and wi not in seen:
-            idx.append(i)
-            seen.add(wi)
-    for a in range(len(idx)):
-        for b in range(a + 1, len(idx)):
-            lines = _lines_through(w, v, idx[a], idx[b])
-            if lines is not None:
-                return lines
+    for p, q in _fit.line_slopes(w, v, near, SCAN, PROBES, SAMPLE):
+        lines = _lines_along(w, v, p, q)
+        if lines is not None:
+            return lines
     return None
 
 
-def _slope(w: np.ndarray, v: np.ndarray, i: int, j: int) -> tuple[int, int] | None:
-    """(p, q), the slope (v_j - v_i) / (w_j - w_i) in lowest terms, if positive."""
-    dw, dv = int(w[j]) - int(w[i]), int(v[j]) - int(v[i])
-    if dw == 0 or dv == 0 or (dw > 0) != (dv > 0):
-        return None
-    dw, dv = abs(dw), abs(dv)
-    g = math.gcd(dw, dv)
-    return dv // g, dw // g
-
-
-def _lines_through(w: np.ndarray, v: np.ndarray, i: int, j: int) -> Lines | None:
-    """The lines parallel to the one through items i and j, if they hold every item."""
-    slope = _slope(w, v, i, j)
-    if slope is None:
-        return None
-    p, q = slope
-    if _fit.more_levels(w, v, p, q, SAMPLE, 2):
-        return None  # a cheap rejection: three lines or more among a few items
+def _lines_along(w: np.ndarray, v: np.ndarray, p: int, q: int) -> Lines | None:
+    """The lines of slope p / q, if they hold every item (at most two)."""
     if q * float(v.max()) >= EXACT or p * float(w.max()) >= EXACT:
         return None
     if not (np.array_equal(w, np.floor(w)) and np.array_equal(v, np.floor(v))):

@@ -399,7 +399,7 @@ def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
     """
     if v.size == 0:
         return v, True
-    if float(v.max()) < _EXACT and np.array_equal(v, np.floor(v)):
+    if _sparse.integers_below(v, _EXACT):
         g = _divide_gcd(v)  # integers already; the gcd takes any common power of two
         return (g, True) if _total_below_exact(g) else (v, False)
     if np.array_equal(v, np.floor(v)):
@@ -592,8 +592,8 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
             if r != _sparse.RUN_FOUND:
                 r, z, b = work.optimum(ws, vs, c, integral, tol, xs, 0)
         t2 = time.perf_counter()
-        S = np.zeros(n, dtype=np.uint8)
-        S[order[xs.astype(bool)]] = 1
+        S = np.empty(n, dtype=np.uint8)
+        S[order] = xs  # a permutation: every position written
         Sb = S.view(bool)  # the same optimal set, as a mask
         stats = {"opt_states": work.generated, "free": 0, "queries": 0,
                  "t_sort": t1 - t0, "t_opt": t2 - t1, "counts": [k for k, _, _ in cards],

@@ -1908,6 +1908,24 @@ cdef inline int64_t _mod(int64_t b, int64_t a, double inv) noexcept nogil:
     return r
 
 
+def integers_below(const double[::1] x, double limit):
+    """Whether every x is an integer with |x| below ``limit``: one pass that
+    stops at the first that is not (``np.floor`` and a comparison make two
+    temporaries).
+
+    >>> integers_below(np.array([3.0, 0.0, 7.0]), 8.0), integers_below(np.array([3.0, 0.5]), 8.0)
+    (True, False)
+    """
+    cdef Py_ssize_t i
+    cdef bint ok = True
+    with nogil:
+        for i in range(x.shape[0]):
+            if not (fabs(x[i]) < limit and x[i] == floor(x[i])):
+                ok = False
+                break
+    return ok
+
+
 def gcd_of(const double[::1] g):
     """The greatest common divisor of integers below 2**53 (as float64; 0
     when there are none or all are 0), stopping as soon as it reaches 1:

@@ -1154,3 +1154,16 @@ def test_integers_below_is_the_floor_test(values):
     limit = float(1 << 53)
     expected = bool(np.all(np.abs(x) < limit) and np.array_equal(x, np.floor(x)))
     assert _sparse.integers_below(x, limit) == expected
+
+
+@given(st.lists(st.tuples(st.integers(1, 10**6), st.integers(1, 10**6)), max_size=300),
+       st.floats(0, 3), st.floats(-1e5, 1e5))
+def test_positive_part_sum_is_within_rounding_of_the_exact_sum(items, lam, mu):
+    # the beam run's target rests on it (``_optimum``): within SUM_BLOCK + 2 ulps of the exact sum
+    ws = np.array([float(w) for w, _ in items])
+    vs = np.array([float(v) for _, v in items])
+    # each part rounded as the C loop rounds it
+    parts = [max(0.0, v - lam * w - mu) for w, v in zip(ws.tolist(), vs.tolist(), strict=True)]
+    exact = math.fsum(parts)
+    got = _sparse._positive_part_sum_py(ws, vs, lam, mu)
+    assert abs(got - exact) <= 66 * 2.0**-52 * exact

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._checks import extremes, quantise
 from ._fsum import fsum
 from ._lists import floats_of
 
@@ -77,7 +78,8 @@ def validate(
     """Check the inputs and quantise them; raise ValueError naming what is wrong.
 
     Vectorised: no per-item Python work unless an item is bad (to name it) or
-    may be a bool (0 and 1 only). No numpy warning escapes.
+    may be a bool (0 and 1 only); the extremes and the quantised weights in
+    one C pass each (``_checks``). No numpy warning escapes.
     """
     mem = _as_float_array(memory, "memory")
     rt = _as_float_array(runtimes, "runtimes")
@@ -86,7 +88,7 @@ def validate(
             f"memory and runtimes have different lengths ({mem.shape[0]} and {rt.shape[0]})"
         )
     if mem.size:
-        lo, hi = float(mem.min()), float(mem.max())
+        lo, hi = extremes(mem)
         if not (lo >= 0 and hi < math.inf):  # NaN fails both
             _check_finite(mem, "memory", allow_negative=False)
         _check_runtimes(rt)
@@ -103,8 +105,7 @@ def validate(
         raise ValueError(
             f"memory[{i}] = {float(mem[i])!r} times scale {s!r} is too large to quantise exactly"
         )
-    weights = np.rint(mem * s).astype(np.int64)
-    total = int(weights.sum())
+    weights, total = quantise(mem, s)
     return Problem(mem, rt, cap, s, weights, quantise_budget(cap, s, total))
 
 
@@ -135,7 +136,7 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     else:
         w, cap = problem.memory, problem.max_memory
     none = np.zeros(0, dtype=np.int64)
-    if not w.size or (float(v.min()) > 0 and w.min() > 0 and w.max() <= cap):
+    if not w.size or (float(extremes(v)[0]) > 0 and _all_within(w, cap)):
         # Every item is undecided (the common case): no masks, no gathers.
         return Items(np.arange(w.size, dtype=np.int64), w.copy(), v.astype(np.float64), cap, none)
     positive = v > 0
@@ -147,6 +148,13 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
         cap = cap - float(np.sum(w[forced])) if forced.size else cap
     keep = np.flatnonzero(mask)
     return Items(keep.astype(np.int64, copy=False), w[mask], v[mask], cap, forced.astype(np.int64, copy=False))
+
+
+def _all_within(w: np.ndarray, cap: Any) -> bool:
+    """Whether every weight is in (0, cap]: one pass (``extremes``) on
+    float64 or int64 weights."""
+    lo, hi = extremes(w) if w.dtype in (np.float64, np.int64) else (w.min(), w.max())
+    return bool(lo > 0 and hi <= cap)
 
 
 def all_fit(items: Items) -> bool:
@@ -213,8 +221,11 @@ def _as_float_array(x: Any, name: str) -> np.ndarray:
             raise ValueError(f"{name}[0] is a boolean, not a number: {arr[0].item()!r}")
         return np.zeros(0)
     if kind in "iuf":
-        with np.errstate(over="ignore", invalid="ignore"):  # float128 beyond float64: caught as inf
-            out = arr.astype(np.float64, copy=False)
+        if arr.dtype == np.float64:
+            out = arr  # nothing to convert (np.errstate alone costs about 2 us)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):  # float128 beyond float64: caught as inf
+                out = arr.astype(np.float64)
         if not isinstance(x, np.ndarray) and out.size:
             _reject_bools(x, out, name)  # a sequence mixing bools and numbers converts silently
         return out
@@ -279,6 +290,8 @@ def _short(x: Any) -> str:
 
 def as_real(x: Any, name: str) -> float:
     """A real number (not a bool) as a float; ValueError naming ``name`` otherwise."""
+    if type(x) is float:  # the usual case, before the slower abstract-class checks
+        return x
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (Real, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {x!r}")
     try:
@@ -289,7 +302,7 @@ def as_real(x: Any, name: str) -> float:
 
 def _check_runtimes(rt: np.ndarray) -> None:
     """Runtimes are finite and the positive ones sum below ``MAX_RUNTIME_TOTAL``."""
-    lo, hi = float(rt.min()), float(rt.max())
+    lo, hi = extremes(rt)
     if not (lo > -math.inf and hi < math.inf):  # NaN fails both
         _check_finite(rt, "runtimes", allow_negative=True)
     if hi * rt.size < MAX_RUNTIME_TOTAL:

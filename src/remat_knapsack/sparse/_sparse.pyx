@@ -1691,6 +1691,15 @@ def _configure_pairing(Py_ssize_t min_states):
     return old
 
 
+def _positive_part_sum_py(const double[::1] ws, const double[::1] vs, double lam, double mu):
+    """For tests: ``_positive_part_sum`` of items (ws, vs)."""
+    if vs.shape[0] != ws.shape[0]:
+        raise ValueError(f"{ws.shape[0]} weights but {vs.shape[0]} values")
+    if ws.shape[0] == 0:
+        return 0.0
+    return _positive_part_sum(&ws[0], &vs[0], ws.shape[0], lam, mu)
+
+
 def _count_bound_py(const double[::1] w, const double[::1] v, double c, Py_ssize_t k):
     """For tests: ``_count_bound`` on items (w, v); returns (bound, lam, mu)."""
     cdef Py_ssize_t n = w.shape[0]
@@ -2007,6 +2016,30 @@ cdef double _card_target(const Card* card, double base, double U) noexcept nogil
     return <double>lo
 
 
+cdef enum:
+    SUM_BLOCK = 64  # items summed plainly before their block's sum joins a compensated total
+
+
+cdef double _positive_part_sum(const double* ws, const double* vs, Py_ssize_t n, double lam,
+                               double mu) noexcept nogil:
+    """The sum of max(0, v_j - lam w_j - mu): plain within blocks of
+    SUM_BLOCK items, the blocks' sums compensated (Neumaier), so within
+    about SUM_BLOCK units in the last place of the total, as numpy's pairwise
+    sum is, in one pass and no temporary."""
+    cdef Py_ssize_t i, lo, blk
+    cdef double d, part, total = 0.0, comp = 0.0, t
+    for blk in range((n + SUM_BLOCK - 1) // SUM_BLOCK):
+        lo = blk * SUM_BLOCK
+        part = 0.0
+        for i in range(lo, min(lo + SUM_BLOCK, n)):
+            d = vs[i] - lam * ws[i] - mu
+            part += d if d > 0 else 0.0
+        t = total + part  # both >= 0: the larger is total unless part outgrows it
+        comp += (total - t) + part if total >= part else (part - t) + total
+        total = t
+    return total + comp
+
+
 cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t n,
                          double c, int integral, double tol, Pool* pool,
                          const Card* card, uint8_t[::1] xs, double* z,
@@ -2021,15 +2054,17 @@ cdef Py_ssize_t _optimum(const double[::1] ws, const double[::1] vs, Py_ssize_t 
     every state's cardinality bound equals U and a full run must enumerate all
     of them. Otherwise (or then to confirm nothing), one exact *optimise* run.
     """
-    cdef Py_ssize_t r, bb
-    cdef double U, base, psum, term
+    cdef Py_ssize_t r, bb = 0
+    cdef double U, base, psum = 0.0, wsum = 0.0, room, term
     if integral and n > 0 and (card.mu != 0 or pool.opt_bound < INFINITY):
-        base = card.lam * c + float(np.maximum(np.asarray(vs) - card.lam * np.asarray(ws) - card.mu, 0).sum())
-        cw = np.cumsum(ws)
-        bb = int(np.searchsorted(cw, c, side="right"))
+        with nogil:
+            base = card.lam * c + _positive_part_sum(&ws[0], &vs[0], n, card.lam, card.mu)
+            while bb < n and wsum + ws[bb] <= c:  # the break item; exact sums: integers below 2**53
+                wsum += ws[bb]
+                psum += vs[bb]
+                bb += 1
         if bb < n:
-            room = c - (float(cw[bb - 1]) if bb > 0 else 0.0)
-            psum = float(np.sum(vs[:bb]))  # exact: integers below 2**53
+            room = c - wsum
             term = room * vs[bb] / ws[bb]
             U = floor(psum + term + _slack(psum, term))  # Dantzig's bound, rounded up first
             if card.mu != 0:

@@ -122,9 +122,11 @@ def test_reduce_items_is_the_marks_combined(items, c, thr, each, every):
         fix_out |= all_out
     fix1, fix0 = fix_in & x, fix_out & ~x
     d = np.empty(n)
-    free, got1 = _fixing.reduce_items(w, v, float(c), thr, x.view(np.uint8), d, each, every)
+    free, got1, weight_in, value_free = _fixing.reduce_items(w, v, float(c), thr, x.view(np.uint8), d, each, every)
     assert free.tolist() == np.flatnonzero(~(fix1 | fix0)).tolist()
     assert got1.view(bool).tolist() == fix1.tolist()
+    assert weight_in == float(w[fix1].sum())  # integers: exact in any order
+    assert value_free == float(v[free][x[free]].sum())
     lam, mu = each[0][0], each[0][1]
     assert np.array_equal(d, v - lam * w - mu)
 

@@ -165,23 +165,35 @@ cdef void _and_into(uint8_t* a, const uint8_t* b, Py_ssize_t n) noexcept nogil:
         a[i] &= b[i]
 
 
-cdef Py_ssize_t _free_positions(uint8_t* fix_in, const uint8_t* fix_out, const uint8_t* witness,
-                                Py_ssize_t n, Py_ssize_t* free) noexcept nogil:
+cdef struct Kept:
+    Py_ssize_t free             # the positions fixed neither way
+    double weight_in            # the weight of the items fixed in
+    double value_free           # the witness's value on the free items
+
+
+cdef void _free_positions(uint8_t* fix_in, const uint8_t* fix_out, const uint8_t* witness,
+                          const double* w, const double* v, Py_ssize_t n, Py_ssize_t* free,
+                          Kept* kept) noexcept nogil:
     """Keep the marks the witness agrees with (fixed in where it takes the
     item, out where it does not): ``fix_in`` is left with the first; the
-    positions fixed neither way into ``free``, ascending. Returns how many.
-    (Plain pointers held in registers: a byte store through a typed view's
-    data could alias the view itself, and the view would be read again on
-    every item.)"""
+    positions fixed neither way into ``free``, ascending, and their count,
+    the fixed-in weight and the witness's free value into ``kept`` (summed
+    in index order). (Plain pointers held in registers: a byte store through
+    a typed view's data could alias the view itself, and the view would be
+    read again on every item.)"""
     cdef Py_ssize_t i, nfree = 0
-    cdef uint8_t into, out
+    cdef uint8_t into, out, keep
+    cdef double weight = 0.0, value = 0.0
     for i in range(n):
         into = fix_in[i] & witness[i]
         out = fix_out[i] & (witness[i] ^ 1)
+        keep = (into | out) ^ 1
         fix_in[i] = into
         free[nfree] = i
-        nfree += (into | out) ^ 1
-    return nfree
+        nfree += keep
+        weight += w[i] if into else 0.0
+        value += v[i] if keep & witness[i] else 0.0
+    kept.free, kept.weight_in, kept.value_free = nfree, weight, value
 
 
 def reduce_items(const double[::1] w, const double[::1] v, double c, double thr, const uint8_t[::1] witness,
@@ -193,9 +205,11 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
     Bounds are (lam, mu, k, rel) tuples; ``d`` gets the reduced profits of
     the first of ``each``. ``witness``: an optimal set (0/1 bytes), which
     every fixed item agrees with. Returns (the free positions, ascending;
-    the fixed-in items as 0/1 bytes)."""
-    cdef Py_ssize_t n = w.shape[0], i, nfree = 0, t
+    the fixed-in items as 0/1 bytes; their weight; the witness's value on
+    the free items), the sums in index order."""
+    cdef Py_ssize_t n = w.shape[0], i, t
     cdef Bound bd
+    cdef Kept kept
     cdef double lam, mu, k, rel
     if v.shape[0] != n or witness.shape[0] != n or d.shape[0] != n:
         raise ValueError("reduce_items: the arrays must have one entry per item")
@@ -205,7 +219,7 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
     cdef Py_ssize_t[::1] free = free_a
     cdef uint8_t[::1] all_in, all_out, one_in, one_out
     if n == 0:
-        return free_a, fix_in_a
+        return free_a, fix_in_a, 0.0, 0.0
     for t, (lam, mu, k, rel) in enumerate(each):
         with nogil:
             _bound(&w[0], &v[0], n, c, lam, mu, k, rel, &d[0] if t == 0 else NULL, &bd)
@@ -229,5 +243,5 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
                 fix_in[i] |= all_in[i]
                 fix_out[i] |= all_out[i]
     with nogil:
-        nfree = _free_positions(&fix_in[0], &fix_out[0], &witness[0], n, &free[0])
-    return free_a[:nfree], fix_in_a
+        _free_positions(&fix_in[0], &fix_out[0], &witness[0], &w[0], &v[0], n, &free[0], &kept)
+    return free_a[:kept.free], fix_in_a, kept.weight_in, kept.value_free

@@ -601,8 +601,8 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if b == n:
             sel[:] = S
             return work.stats(stats)
-        free_idx, fix1, d, lam = _reduce(w, v, c, ws, vs, b, z - tol, Sb, (lam_c, mu_c, work.kcount(z - tol)),
-                                         cards)
+        free_idx, fix1, weight_in, tgt, d, lam = _reduce(w, v, c, ws, vs, b, z - tol, Sb,
+                                                         (lam_c, mu_c, work.kcount(z - tol)), cards)
         stats["free"] = nu = free_idx.shape[0]
         sel[:] = fix1
         if nu == 0:
@@ -613,9 +613,7 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
         if len(cards) == 1:
             k, lamk, muk = cards[0]
             count = (k - (0 if every else int(fix1.sum())), lamk, muk)
-        room = c if every else c - float(w[fix1].sum())
-        tgt = float(v[Sb].sum()) if every else float(v[free_idx][Sb[free_idx]].sum())
-        _canonical.canonical(work, w, v, order, free_idx, S, room, tgt, lam, d, integral, tol,
+        _canonical.canonical(work, w, v, order, free_idx, S, c - weight_in, tgt, lam, d, integral, tol,
                              count, _COUNT_STATES, _COUNT_PER_ITEM, lines, stats)
         stats["t_canon"] = time.perf_counter() - t2 - stats["t_reduce"]
         if every:
@@ -896,13 +894,14 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
     every count an optimal set can have (``cards``: an item is decided when
     every count's bound decides it). ``Sb``: an optimal set (mask). One
     compiled call (``_fixing.reduce_items``). Returns (the free items, the
-    items fixed in, d = v - lam w, lam)."""
+    items fixed in, their weight, the witness's value on the free items,
+    d = v - lam w, lam)."""
     lam = float(vs[b] / ws[b])
     d = np.empty(w.shape[0])
     each = [(lam, 0.0, 0.0, _TOL["rel_lp"]), (*card, _TOL["rel_card"])]
     every = [(lamk, muk, k, _TOL["rel_card"]) for k, lamk, muk in cards]
-    free, fix1 = reduce_items(w, v, c, thr, Sb.view(np.uint8), d, each, every)
-    return free, fix1.view(bool), d, lam
+    free, fix1, weight_in, value_free = reduce_items(w, v, c, thr, Sb.view(np.uint8), d, each, every)
+    return free, fix1.view(bool), weight_in, value_free, d, lam
 
 
 def _run(w, v, c, integral, tol, max_states, detail):

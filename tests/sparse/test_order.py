@@ -90,3 +90,14 @@ def test_ascending_counts_small_integers(n):
         cases.append(top)
     for x in cases:
         assert np.array_equal(_order.ascending(x), np.argsort(x, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [2, 31, 32, 33])
+def test_insertion_and_keyed_sorts_agree_at_the_switch(n):
+    """Up to INSERTION_UP_TO values are sorted by insertion, more by keys
+    (or counting): the same stable order on both sides of the switch."""
+    rng = np.random.default_rng(n)
+    for x in (rng.integers(0, 4, n).astype(np.float64), rng.standard_normal(n),
+              np.array([0.0, -0.0] * (n // 2) + [1.0] * (n % 2)), 2000.0 + rng.integers(0, 3, n)):
+        assert descending(x).tolist() == _expected(x).tolist()
+        assert _order.ascending(x).tolist() == np.argsort(x, kind="stable").tolist()

@@ -71,6 +71,25 @@ cdef bint _non_increasing(const double* x, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef enum:
+    # At most this many values are sorted by insertion, in place: the keys'
+    # array and numpy's sort cost more than the O(n^2) moves there.
+    INSERTION_UP_TO = 32
+
+
+cdef void _by_insertion(const double* x, Py_ssize_t n, bint falling, Py_ssize_t* order) noexcept nogil:
+    """Positions by descending (``falling``) or ascending x, ties by
+    ascending position: an insertion sort that moves an item only past
+    strictly smaller (larger) ones."""
+    cdef Py_ssize_t i, q
+    for i in range(n):
+        q = i
+        while q > 0 and (x[order[q - 1]] < x[i] if falling else x[order[q - 1]] > x[i]):
+            order[q] = order[q - 1]
+            q -= 1
+        order[q] = i
+
+
 def descending(const double[::1] x):
     """Positions of ``x`` (no NaN) by descending value, ties by ascending
     position, as ``np.argsort(-x, kind="stable")``.
@@ -83,9 +102,13 @@ def descending(const double[::1] x):
     order = np.empty(n, dtype=np.intp)
     if n == 0:
         return order
+    cdef Py_ssize_t[::1] o = order
+    if n <= INSERTION_UP_TO:
+        with nogil:
+            _by_insertion(&x[0], n, True, &o[0])
+        return order
     key_a = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] key = key_a
-    cdef Py_ssize_t[::1] o = order
     cdef bint done
     with nogil:
         done = _non_increasing(&x[0], n)
@@ -101,7 +124,8 @@ def descending(const double[::1] x):
 
 def ascending(x):
     """Positions of ``x`` (no NaN) by ascending value, ties by ascending
-    position. Integers from 0 to ``COUNTING_SPAN`` times n (quantised
+    position. Up to INSERTION_UP_TO values by insertion; integers from 0
+    to ``COUNTING_SPAN`` times n (quantised
     weights: R = 10^4 on 10^4 items) by a counting sort in O(n + max);
     else ``descending`` of -x (negation is exact). The canonical pass's
     weight and value orders, cheaper so than ``_radix``'s sort there
@@ -116,6 +140,13 @@ def ascending(x):
     cdef const double[::1] xv = xa
     cdef Py_ssize_t n = xv.shape[0]
     cdef double top = -1.0, limit = COUNTING_SPAN * <double>n + COUNTING_FLOOR
+    cdef Py_ssize_t[::1] o
+    if 0 < n <= INSERTION_UP_TO:
+        order = np.empty(n, dtype=np.intp)
+        o = order
+        with nogil:
+            _by_insertion(&xv[0], n, False, &o[0])
+        return order
     if n:
         with nogil:
             top = _small_integers_max(&xv[0], n, limit)
@@ -123,7 +154,7 @@ def ascending(x):
         return descending(-xa)
     order = np.empty(n, dtype=np.intp)
     count_a = np.zeros(<Py_ssize_t>top + 2, dtype=np.intp)
-    cdef Py_ssize_t[::1] o = order
+    o = order
     cdef Py_ssize_t[::1] count = count_a
     with nogil:
         _counting_order(&xv[0], n, &count[0], <Py_ssize_t>top, &o[0])

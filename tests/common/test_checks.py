@@ -50,3 +50,12 @@ def test_quantise_rounds_halves_to_even_and_wraps_its_total_as_numpy():
 
 def test_doctests():
     assert doctest.testmod(_checks).failed == 0
+
+
+def test_extremes_of_many_values_come_from_numpy_alike():
+    n = _checks.EXTREMES_C_UP_TO + 1
+    x = np.random.default_rng(0).standard_normal(n)
+    assert _checks.extremes(x) == (float(x.min()), float(x.max()))
+    assert _checks.extremes(np.arange(n, dtype=np.int64)) == (0, n - 1)
+    x[5] = np.nan
+    assert all(np.isnan(_checks.extremes(x)))

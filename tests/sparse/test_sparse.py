@@ -1167,3 +1167,13 @@ def test_positive_part_sum_is_within_rounding_of_the_exact_sum(items, lam, mu):
     exact = math.fsum(parts)
     got = _sparse._positive_part_sum_py(ws, vs, lam, mu)
     assert abs(got - exact) <= 66 * 2.0**-52 * exact
+
+
+def test_integers_below_on_many_values_and_its_limit():
+    # beyond INTEGERS_C_UP_TO values numpy answers: the same test
+    n = _sparse.INTEGERS_C_UP_TO + 1
+    x = np.arange(n, dtype=np.float64)
+    assert _sparse.integers_below(x, 2.0**53) and not _sparse.integers_below(x + 0.5, 2.0**53)
+    assert not _sparse.integers_below(x, float(n - 1))
+    with pytest.raises(ValueError, match="at most 2\\*\\*63"):
+        _sparse.integers_below(x, 2.0**64)

@@ -2,7 +2,8 @@
 """The input checks' passes over float64 arrays, in C, for ``_validate``.
 
 ``extremes``: the least and the greatest value in one pass (numpy's ``min``
-and ``max`` are a call and a pass each), of float64 or int64 values. ``quantise``: ``np.rint(x * scale)``
+and ``max`` are a call and a pass each), of float64 or int64 values; many
+values go to numpy, whose SIMD passes are faster there. ``quantise``: ``np.rint(x * scale)``
 as int64 and its total in one pass (numpy makes three temporaries). Both
 take strided arrays: what the user passed, unconverted when it is float64.
 Private.
@@ -24,14 +25,23 @@ ctypedef fused number:
     int64_t
 
 
+#: ``extremes`` leaves more values than this to numpy's vectorised min and
+#: max (two calls, but SIMD: about 5x faster a value than the scalar pass).
+EXTREMES_C_UP_TO = 1024
+
+
 def extremes(const number[:] x):
-    """(min, max) of x (float64 or int64, at least one value) in one pass;
-    (nan, nan) when a value is NaN, as numpy's ``min`` and ``max`` give."""
+    """(min, max) of x (float64 or int64, at least one value); (nan, nan)
+    when a value is NaN, as numpy's ``min`` and ``max`` give. Up to
+    EXTREMES_C_UP_TO values in one C pass, more by numpy."""
     cdef Py_ssize_t i, n = x.shape[0]
     cdef number lo, hi, y
     cdef bint nan = False
     if n == 0:
         raise ValueError("extremes: no values")
+    if n > EXTREMES_C_UP_TO:
+        a = np.asarray(x)
+        return a.min().item(), a.max().item()
     lo = hi = x[0]
     with nogil:
         for i in range(n):

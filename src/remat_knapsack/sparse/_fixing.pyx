@@ -171,29 +171,46 @@ cdef struct Kept:
     double value_free           # the witness's value on the free items
 
 
+cdef double _masked_sum(const double* x, const uint8_t* mask, Py_ssize_t n) noexcept nogil:
+    """The sum of x[i] where mask[i] (0/1 bytes), in index order within four
+    parts (items i, i + 1, i + 2, i + 3 of each step) added at the end: the
+    additions overlap instead of waiting on each other."""
+    cdef double s0 = 0, s1 = 0, s2 = 0, s3 = 0
+    cdef Py_ssize_t i = 0
+    while i + 4 <= n:  # times 0 or 1, exact: no branch to mispredict on a random mask
+        s0 += x[i] * mask[i]
+        s1 += x[i + 1] * mask[i + 1]
+        s2 += x[i + 2] * mask[i + 2]
+        s3 += x[i + 3] * mask[i + 3]
+        i += 4
+    while i < n:
+        s0 += x[i] * mask[i]
+        i += 1
+    return (s0 + s1) + (s2 + s3)
+
+
 cdef void _free_positions(uint8_t* fix_in, const uint8_t* fix_out, const uint8_t* witness,
                           const double* w, const double* v, Py_ssize_t n, Py_ssize_t* free,
                           Kept* kept) noexcept nogil:
     """Keep the marks the witness agrees with (fixed in where it takes the
     item, out where it does not): ``fix_in`` is left with the first; the
     positions fixed neither way into ``free``, ascending, and their count,
-    the fixed-in weight and the witness's free value into ``kept`` (summed
-    in index order). (Plain pointers held in registers: a byte store through
-    a typed view's data could alias the view itself, and the view would be
-    read again on every item.)"""
-    cdef Py_ssize_t i, nfree = 0
-    cdef uint8_t into, out, keep
-    cdef double weight = 0.0, value = 0.0
+    the fixed-in weight (``_masked_sum``) and the witness's value on the
+    free items into ``kept``. (Plain pointers held in registers: a byte
+    store through a typed view's data could alias the view itself, and the
+    view would be read again on every item.)"""
+    cdef Py_ssize_t i, q, nfree = 0
+    cdef uint8_t into, out
+    cdef double value = 0.0
     for i in range(n):
         into = fix_in[i] & witness[i]
         out = fix_out[i] & (witness[i] ^ 1)
-        keep = (into | out) ^ 1
         fix_in[i] = into
         free[nfree] = i
-        nfree += keep
-        weight += w[i] if into else 0.0
-        value += v[i] if keep & witness[i] else 0.0
-    kept.free, kept.weight_in, kept.value_free = nfree, weight, value
+        nfree += (into | out) ^ 1
+    for q in range(nfree):  # usually few
+        value += v[free[q]] if witness[free[q]] else 0.0
+    kept.free, kept.weight_in, kept.value_free = nfree, _masked_sum(w, fix_in, n), value
 
 
 def reduce_items(const double[::1] w, const double[::1] v, double c, double thr, const uint8_t[::1] witness,

@@ -99,3 +99,13 @@ def test_break_at_block_edges():
 def test_break_checks_lengths():
     with pytest.raises(ValueError, match="val has 2 entries for 3 items"):
         _canonical._blocks_break(np.arange(3, dtype=np.intp), np.ones(3), np.ones(2), 3, 1.0)
+
+
+def test_break_below_a_negative_limit_is_the_first_item_held():
+    # limit < 0: no prefix fits, not even the empty one; the break is the
+    # first item held, wherever it sits (here past a block holding none)
+    n = 38
+    idx = np.arange(n, dtype=np.intp)[::-1].copy()  # item 0 at the last rank
+    key = np.ones(n)
+    val = np.arange(n, dtype=np.float64)
+    assert _canonical._blocks_break(idx, key, val, 1, -1.0) == (n - 1, 0.0, 0.0) == walk_break(idx, key, val, 1, -1.0)

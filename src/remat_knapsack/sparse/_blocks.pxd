@@ -109,7 +109,7 @@ cdef inline Py_ssize_t blk_break(const Blocks* b, double limit, double* key, dou
     ``limit`` (key sum <= limit) leaves out, -1 when every item held fits;
     that prefix's key sum into ``key`` and its ``val`` sum into ``val``
     (``val`` non-NULL in ``blk_init``)."""
-    cdef Py_ssize_t blk = 0, r, end, blocks = (b.n >> b.shift) + 1
+    cdef Py_ssize_t blk = 0, r, blocks = (b.n >> b.shift) + 1
     cdef double acc = 0.0, vacc = 0.0
     while blk < blocks and acc + b.node[3 * blk] <= limit:
         acc += b.node[3 * blk]
@@ -118,12 +118,14 @@ cdef inline Py_ssize_t blk_break(const Blocks* b, double limit, double* key, dou
     key[0], val[0] = acc, vacc
     if blk == blocks:
         return -1
-    end = min(b.n, (blk + 1) << b.shift)
-    for r in range(blk << b.shift, end):
+    # The block's sum did not fit, so one of its items does not, unless the
+    # limit is below 0 and the block holds no item: then the walk goes on to
+    # the first item held anywhere after it.
+    for r in range(blk << b.shift, b.n):
         if b.idx[r] < b.below:
             if acc + b.key[r] > limit:
                 key[0], val[0] = acc, vacc
                 return r
             acc += b.key[r]
             vacc += b.val[r]
-    return -1  # (not reached: the block's sum did not fit, so one of its items does not)
+    return -1

@@ -958,29 +958,24 @@ cdef tuple _free_orders(const Py_ssize_t[::1] order, const Py_ssize_t[::1] free_
     return eff_a, ew_a, ev_a, by_w, np.asarray(fw)[by_w], np.asarray(fv)[by_w]
 
 
-cdef _prefix(x_a, idx_a=None, bint positive=False):
-    """Prefix sums of ``x`` after a leading 0 (n + 1 of them): of x[idx]
-    with ``idx``, of max(0, x) when ``positive``. One pass, summed in
-    order (as ``np.cumsum``)."""
+cdef _positive_prefix(x_a):
+    """Prefix sums of max(0, x) after a leading 0 (n + 1 of them). One pass,
+    summed in order (as ``np.cumsum``)."""
     cdef const double[::1] x = np.ascontiguousarray(x_a, dtype=np.float64)
-    cdef const Py_ssize_t[::1] idx = idx_a
-    cdef Py_ssize_t n = x.shape[0] if idx_a is None else idx.shape[0], q
-    cdef double t, acc = 0.0
+    cdef Py_ssize_t n = x.shape[0], q
+    cdef double acc = 0.0
     out_a = np.empty(n + 1)
     cdef double[::1] out = out_a
     with nogil:
         out[0] = 0.0
         for q in range(n):
-            t = x[q] if idx_a is None else x[idx[q]]
-            if positive and t < 0:
-                t = 0.0
-            acc += t
+            acc += x[q] if x[q] > 0 else 0.0
             out[q + 1] = acc
     return out_a
 
 
 cdef tuple _item_prefixes(const double[::1] fw, const double[::1] fv, const double[::1] d, idx_a):
-    """``_prefix`` of the values, of the weights and of max(0, d[idx]) (of
+    """Prefix sums (after a leading 0) of the values, of the weights and of max(0, d[idx]) (of
     max(0, d) when ``idx_a`` is None), in one pass: three independent sums
     that the processor overlaps, where three passes would each wait on
     their additions one by one."""
@@ -1795,7 +1790,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     # The Scan's arrays: these typed views keep them alive until the return.
     pre_v_a, pre_w_a, pre_d_a = _item_prefixes(fw_a, fv_a, d, None if every else free_idx)
     cdef const double[::1] fw = fw_a, fv = fv_a, pre_v = pre_v_a, pre_w = pre_w_a, pre_d = pre_d_a
-    cdef const double[::1] pre_k = _prefix(dk, None, True) if s.cm else np.zeros(1)
+    cdef const double[::1] pre_k = _positive_prefix(dk) if s.cm else np.zeros(1)
     cdef const double[::1] pre_c = pre_c_a, pre_ca = pre_ca_a
     cdef const Py_ssize_t[::1] eff_rank = eff_rank_a, d_rank = dk_rank_a, w_rank = w_rank_a
     cdef const double[::1] eff_w = eff_w_a, eff_v = eff_v_a

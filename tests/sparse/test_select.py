@@ -42,8 +42,10 @@ def test_lightest_count_by_counts_at_the_edge(n, spread, frac, seed):
 
 def test_lightest_count_on_ordered_and_large_inputs():
     rng = np.random.default_rng(0)
+    # one bucket of the weight range holds all the items but one
+    skewed = np.concatenate((rng.integers(10**6, 10**6 + 50, 5_000), [10**12])).astype(float)
     for w in (np.arange(1.0, 20_001.0), np.arange(20_000.0, 0.0, -1.0), rng.integers(1, 10**6, 50_000).astype(float),
-              np.full(30_000, 7.0)):
+              np.full(30_000, 7.0), skewed, rng.permutation(skewed)):
         for c in (0.0, float(w.min()), w.sum() / 3, w.sum() - 1, w.sum(), w.sum() + 5):
             assert _sparse.lightest_count_py(np.ascontiguousarray(w), c) == _sorted_count(w, c)
 

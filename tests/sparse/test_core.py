@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from oracles import brute_force, knob_against_dp, small_instances
 
 from remat_knapsack import solve
-from remat_knapsack.sparse import _core, _sparse
+from remat_knapsack.sparse import _core, _sparse, _split
 
 
 def _optimal_sets(w, v, c):
@@ -30,14 +30,16 @@ def _optimal_sets(w, v, c):
 
 
 @contextlib.contextmanager
-def _core_everywhere():
-    """The core on every instance, however many items it holds."""
-    old = _core.MIN_ITEMS, _core.CORE_SHARE
-    _core.MIN_ITEMS, _core.CORE_SHARE = 1, 1.0
+def _core_everywhere(split_from=_core.SPLIT_FROM):
+    """The core on every instance, however many items it holds; from a
+    split around the break item from ``split_from`` items on, below it from
+    the full sort."""
+    old = _core.MIN_ITEMS, _core.CORE_SHARE, _core.SPLIT_FROM
+    _core.MIN_ITEMS, _core.CORE_SHARE, _core.SPLIT_FROM = 1, 1.0, split_from
     try:
         yield
     finally:
-        _core.MIN_ITEMS, _core.CORE_SHARE = old
+        _core.MIN_ITEMS, _core.CORE_SHARE, _core.SPLIT_FROM = old
 
 
 def _core_from_full_sort(w, v, c, tol=0.0):
@@ -60,7 +62,11 @@ def _core_from_split(w, v, c):
     return _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
 
 
-@pytest.mark.parametrize("find_core", [_core_from_full_sort, _core_from_split])
+def _core_from_sorted_split(w, v, c):
+    return _core.core_of_split(w, v, c, _core.sorted_split(w, v / w, c), 0.0)
+
+
+@pytest.mark.parametrize("find_core", [_core_from_full_sort, _core_from_split, _core_from_sorted_split])
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(1, 30), st.integers(1, 40)), min_size=1, max_size=13),
@@ -87,8 +93,9 @@ def test_worth_it_needs_a_fixed_item_and_a_small_core():
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_core_everywhere_matches_dp(seed):
-    used = knob_against_dp(seed, lambda rng: _core_everywhere(), "core", n_max=120, tries=120)
+@pytest.mark.parametrize("split_from", [0, _core.SPLIT_FROM])  # the split, or the full sort, first
+def test_core_everywhere_matches_dp(seed, split_from):
+    used = knob_against_dp(seed, lambda rng: _core_everywhere(split_from), "core", n_max=120, tries=120)
     assert used > 0  # the core path was taken
 
 
@@ -155,6 +162,21 @@ def test_split_at_break_brackets_the_break_item(frac):
         assert b == split.top.size + split.b, name  # the break count the kernel takes from the split
         if len(w) >= 5000 and name == "random":
             assert split.mid.size < w.size / 2  # only the items around the break were sorted
+        whole = _core.sorted_split(w, eff, c)
+        assert np.array_equal(whole.mid, full) and whole.top.size == whole.low.size == 0, name
+        assert whole.b == b and np.array_equal(whole.order(eff), full), name
+
+
+def test_break_position():
+    w = np.array([3.0, 4.0, 5.0])
+    assert _split.break_position(w, np.array([2, 0, 1]), 8.0) == 2  # 5 + 3 fit, then 4 does not
+    assert _split.break_position(w, np.array([2, 0, 1]), 12.0) == 3  # all of them
+    assert _split.break_position(w, np.array([2, 0, 1]), 4.0) == 0
+    assert _split.break_position(w, np.empty(0, dtype=np.intp), 1.0) == 0
+    with pytest.raises(ValueError, match=r"order\[1\] = 7"):
+        _split.break_position(w, np.array([0, 7, 1]), 100.0)
+    with pytest.raises(ValueError, match="weigh more than the capacity"):
+        _core.sorted_split(w, w / w, 12.0)
 
 
 @pytest.mark.parametrize("family", ["uncorrelated", "weakly", "strongly", "subset_sum", "similar_weights"])
@@ -167,5 +189,6 @@ def test_core_of_split_is_the_core_of_the_full_sort(family):
         inst = pisinger(family, 5000, 10_000, seed)
         w, v, c = np.array(inst.memory), np.array(inst.runtimes), float(inst.max_memory)
         want = _core_from_full_sort(w, v, c)
-        got = _core.core_of_split(w, v, c, _core.split_at_break(w, v / w, c), 0.0)
-        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]
+        for split in (_core.split_at_break(w, v / w, c), _core.sorted_split(w, v / w, c)):
+            got = _core.core_of_split(w, v, c, split, 0.0)
+            assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]) and got[2] == want[2]

@@ -331,7 +331,7 @@ from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
 from . import _canonical, _core, _fit, _sparse, _subset_sum
-from ._core import core_of_split, split_at_break, worth_it
+from ._core import core_of_split, sorted_split, split_at_break, worth_it
 from ._exact import exact_canonical, integer_values
 from ._fixing import reduce_items
 from ._lift import Lift, count_bound_at
@@ -530,15 +530,16 @@ def _kernel(w: np.ndarray, v: np.ndarray, c: float, integral: bool, tol: float, 
     # Efficiency order. Ties in any (deterministic) order: the order steers
     # the search, never the canonical set (``_order``: a sort of packed
     # integer keys, cheaper than np.argsort of float64). On many items, the
-    # break item and the core come first, from a split that sorts only the
+    # break item and the core come first: from a split that sorts only the
     # items around the break (``_core.split_at_break``), and the full order
-    # only when the core is not solved alone.
+    # only when the core is not solved alone; below ``_core.SPLIT_FROM``
+    # items from one full sort (``_core.sorted_split``).
     eff = v / w
     loose = False  # whether the weight bound leaves most items free
     # Equal efficiencies (subset sums): Dantzig's bound fixes no item, so the
     # split would only find the whole set as its core.
     if n >= _core.MIN_ITEMS and float(w.sum()) > c and float(eff.min()) < float(eff.max()):
-        split = split_at_break(w, eff, c)
+        split = split_at_break(w, eff, c) if n >= _core.SPLIT_FROM else sorted_split(w, eff, c)
         idx, fixed_in, room = core_of_split(w, v, c, split, tol)
         if worth_it(idx, n):  # bounds fix all but a few items: the kernel on those alone
             sub = np.zeros(idx.size, dtype=np.uint8)

@@ -1,5 +1,6 @@
 import numpy as np
 
+def break_position(w: np.ndarray, order: np.ndarray, c: float) -> int: ...
 def split(
     w: np.ndarray, eff: np.ndarray, c: float, sample: int, margin: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int] | None: ...

@@ -77,6 +77,23 @@ cdef Py_ssize_t _break_count(const double* w, const Py_ssize_t* items, Py_ssize_
     return m
 
 
+def break_position(const double[::1] w, const Py_ssize_t[::1] order, double c):
+    """How many of the items ``order`` (positions into ``w``, in that order)
+    fit ``c`` one after the other before the first that does not: the
+    break item is ``order[b]`` (b = len(order) when all fit). One pass,
+    without gathering the weights."""
+    cdef Py_ssize_t m = order.shape[0], n = w.shape[0], q, i
+    cdef double used = 0.0
+    for q in range(m):  # the items read are checked: up to the break
+        i = order[q]
+        if not 0 <= i < n:
+            raise ValueError(f"break_position: order[{q}] = {i} is not a position of {n} weights")
+        used += w[i]
+        if used > c:
+            return q
+    return m
+
+
 def split(const double[::1] w, const double[::1] eff, double c, Py_ssize_t sample, double margin):
     """(top, mid, low, b) of ``_core.Split``, or None when two tries at the
     thresholds and the whole range all miss the break item (the items then

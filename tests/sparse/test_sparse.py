@@ -1119,6 +1119,26 @@ def test_lp_keep_proves_profit_ceiling_items_needed():
     assert on.stats["queries"] < off.stats["queries"]
 
 
+# The greedy set below a witness item (``_canonical._greedy_below``) starts
+# at the break item that Dantzig's bound just found from the blocks, on
+# integral items: the items before it are taken without a pass.
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_greedy_from_break_against_dp(seed):
+    started = knob_against_dp(920 + seed, lambda rng: knob(_canonical._configure_lp, True), "greedy_from_break",
+                              n_max=300, families=["profit_ceiling", "uncorrelated", "weakly", "inverse_strongly"])
+    assert started > 0  # some greedy sets started at the break item
+
+
+def test_greedy_from_break_keeps_the_set():
+    # profit ceiling, n=10^4: greedy sets answer witness items near the top;
+    # with Dantzig's bound off each one streams every item, the same sets
+    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_canonical._configure_lp, False))
+    assert off.stats["greedy_from_break"] == 0 < on.stats["greedy_from_break"]
+    assert on.stats["greedy_found"] > 0
+
+
 # When the reduction fixes no item (profit ceiling items: every reduced
 # profit within the gap) the canonical pass works on the instance's own
 # arrays and makes the witness canonical in place.

@@ -86,6 +86,7 @@ cdef struct Scan:
     Py_ssize_t* sr              # ... the free item of each
     Py_ssize_t* pos             # scratch: free item -> run item
     Py_ssize_t* hint            # a decide run's items by weight (pairing)
+    Py_ssize_t* taken           # the items ``_greedy_below`` took
     Py_ssize_t by_weight_k      # sw, sv, sr hold the free items below it by weight (-1: not; ``_gather_by_weight``)
     Py_ssize_t by_weight_n      # ... that many
     Blocks by_w                 # the free items below by_w.below, by weight (count bounds)
@@ -130,6 +131,7 @@ cdef struct Scan:
     Py_ssize_t yes_states       # the states of the last decide run that found a set (``_decide``)
     Py_ssize_t greedy_tries     # greedy sets tried below a witness item (``_greedy_below``)
     Py_ssize_t greedy_found     # ... that reached the target
+    Py_ssize_t greedy_from_break  # ... that started at the break item ``_lp_keep`` found
     Py_ssize_t greedy_misses    # greedy sets in a row that did not (``_greedy_due``) ...
     Py_ssize_t greedy_skip      # ... and witness items to pass before the next try
     Py_ssize_t probes           # decide runs on the shortest prefix (``_prefix_probe``)
@@ -167,6 +169,11 @@ cdef struct Scan:
     Py_ssize_t scan_k           # the pass's position (the witness item it settles)
     Py_ssize_t lp_tries         # Dantzig's bounds below a witness item (``_lp_keep``) ...
     Py_ssize_t lp_kept          # ... that proved it needed
+    Py_ssize_t lp_k             # the last of them from the blocks: below this item (-1: none) ...
+    Py_ssize_t lp_r             # ... the break item's efficiency position (-1: every item fits) ...
+    double lp_w                 # ... the weight of the items before it ...
+    double lp_v                 # ... and their value ...
+    double lp_j                 # ... within this capacity
 
 cdef enum:
     # What the canonical pass decides for an item of the witness
@@ -211,11 +218,10 @@ cdef void _new_witness(Scan* s, Py_ssize_t p, Py_ssize_t top, Py_ssize_t nsub, b
     run's set is what the prefix leaves out (a complement run), else what it
     takes."""
     cdef Py_ssize_t q
-    for q in range(p, top + 1):
-        s.Sf[q] = 0
+    if top >= p:
+        memset(s.Sf + p, 0, top + 1 - p)
     if dropped:
-        for q in range(p):
-            s.Sf[q] = 1
+        memset(s.Sf, 1, p)
         for q in range(nsub):
             if s.sx[q]:
                 s.Sf[s.sr[q]] = 0
@@ -234,22 +240,26 @@ cdef Py_ssize_t _gather_light(Scan* s, bint by_weight, Py_ssize_t k, double vcap
     arrays, weights and values swapped (``_complement``'s run): by ascending
     v / w (the swapped run's efficiency order), or (``by_weight``, on
     subset-sum items only) by ascending weight, in O(their count). Returns
-    their count."""
-    cdef Py_ssize_t q, p, m, nsub = 0
+    their count. (Each item is written at the next place and kept only if it
+    qualifies: no branch to mispredict; the place is at most the item's own
+    step, within the arrays.)"""
+    cdef Py_ssize_t q, p, m, nu = s.nu, nsub = 0
     cdef const Py_ssize_t* rank = s.w_rank if by_weight else s.eff_rank
     cdef const double* rw = s.w_w if by_weight else s.eff_w
     cdef const double* rv = s.w_v if by_weight else s.eff_v
+    cdef double* sw = s.sw
+    cdef double* sv = s.sv
+    cdef Py_ssize_t* sr = s.sr
     s.by_weight_k = -1
-    for q in range(s.nu):
-        p = q if by_weight else s.nu - 1 - q
+    for q in range(nu):
+        p = q if by_weight else nu - 1 - q
         if by_weight and rw[p] > vcap:  # weight = value: the rest are heavier
             break
         m = rank[p]
-        if m < k and rv[p] <= vcap:
-            s.sw[nsub] = rv[p]
-            s.sv[nsub] = rw[p]
-            s.sr[nsub] = m
-            nsub += 1
+        sw[nsub] = rv[p]
+        sv[nsub] = rw[p]
+        sr[nsub] = m
+        nsub += (m < k) & (rv[p] <= vcap)
     return nsub
 
 
@@ -633,8 +643,10 @@ cdef bint _lp_keep(Scan* s, Py_ssize_t k) noexcept nogil:
         blk_below(&s.by_eff, k)
         r = blk_break(&s.by_eff, s.j, &wsum, &vsum)
         ub = vsum if r < 0 else vsum + (s.j - wsum) * (s.eff_v[r] / s.eff_w[r])
+        s.lp_k, s.lp_r, s.lp_w, s.lp_v, s.lp_j = k, r, wsum, vsum, s.j  # for ``_greedy_below``
     else:
         ub = _dantzig_streamed(s, k)
+        s.lp_k = -1
     if _below_target(s, k, ub):
         s.lp_kept += 1
         return True
@@ -886,17 +898,18 @@ cdef _identical_groups(const double[::1] fw, const double[::1] fv, const Py_ssiz
     equal weights is one group, found in one pass; when a run mixes values,
     by hashing (``_select.group_ids``, O(n) expected, but a cache miss an
     item)."""
-    cdef Py_ssize_t n = fw.shape[0], q, gid = -1
-    cdef bint mixed = False
+    cdef Py_ssize_t n = fw.shape[0], q, gid = 0
+    cdef bint mixed = False, same
     g = np.empty(n, dtype=np.intp)
     cdef Py_ssize_t[::1] out = g
+    if n == 0:
+        return g
     with nogil:
-        for q in range(n):
-            if q == 0 or w_by_w[q] != w_by_w[q - 1]:
-                gid += 1
-            elif v_by_w[q] != v_by_w[q - 1]:
-                mixed = True
-                break
+        out[by_w[0]] = 0
+        for q in range(1, n):  # no branch on the weights' runs, whose lengths vary at random
+            same = w_by_w[q] == w_by_w[q - 1]
+            mixed |= same & (v_by_w[q] != v_by_w[q - 1])
+            gid += not same
             out[by_w[q]] = gid
     if mixed and group_ids(&fw[0], &fv[0], n, &out[0]) < 0:
         raise MemoryError("sparse: grouping identical items")
@@ -1420,19 +1433,32 @@ cdef void _greedy_missed(Scan* s) noexcept nogil:
 cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
     """The greedy set of the free items below k (efficiency order, every item
     that still fits within s.j), when it reaches the target: LEAVE_OUT with
-    it as the witness, else 0. One pass (two on success), where a decide run
-    would gather the items and set up first; on many instances (inverse
-    strongly correlated, n=10^5) that run's greedy start is its answer. Its
-    break item is remembered for ``_window``."""
-    cdef Py_ssize_t q, m
+    it as the witness, else 0. One pass, which lists the items it takes
+    (``s.taken``); on success the witness below k is cleared and those set,
+    where a second pass over the order would look every item up again. On
+    integral items, when ``_lp_keep`` has just found the break item of the
+    same items within the same capacity (its block sums, exact there), the
+    pass starts at that item: everything before it is taken. On many
+    instances (inverse strongly correlated, n=10^5) a decide run's greedy
+    start is its answer, and this costs less than the run's gather and
+    set-up. Its break item is remembered for ``_window``."""
+    cdef Py_ssize_t q, m, start = 0, taken = 0
     cdef double room = s.j, val = 0
+    cdef bint from_break = s.integral and s.lp_k == k and s.lp_j == s.j
     s.greedy_tries += 1
     s.gb_k = -1
-    for q in range(s.nu):  # streams the efficiency order: no gather
-        if s.eff_rank[q] < k:
+    if from_break:
+        s.greedy_from_break += 1
+        start = s.lp_r if s.lp_r >= 0 else s.nu
+        room, val = s.j - s.lp_w, s.lp_v
+    for q in range(start, s.nu):  # streams the efficiency order: no gather
+        m = s.eff_rank[q]
+        if m < k:
             if s.eff_w[q] <= room:
                 room -= s.eff_w[q]
                 val += s.eff_v[q]
+                s.taken[taken] = m
+                taken += 1
             elif s.gb_k < 0:  # the break item: remembered for ``_window``
                 s.gb_k, s.gb_q, s.gb_w, s.gb_v = k, q, s.j - room, val
     if val < s.tgt - s.tol:
@@ -1440,14 +1466,12 @@ cdef Py_ssize_t _greedy_below(Scan* s, Py_ssize_t k) noexcept nogil:
         return 0
     s.greedy_found += 1
     s.greedy_misses = 0
-    room = s.j
-    for q in range(s.nu):
+    memset(s.Sf, 0, k + 1)  # k and every item below it left out, but those taken:
+    for q in range(start):  # ... every item before the break (m > k: unchanged) ...
         m = s.eff_rank[q]
-        if m < k:
-            s.Sf[m] = s.eff_w[q] <= room
-            if s.Sf[m]:
-                room -= s.eff_w[q]
-    s.Sf[k] = 0
+        s.Sf[m] |= m < k
+    for q in range(taken):  # ... and those the pass took
+        s.Sf[s.taken[q]] = 1
     return LEAVE_OUT
 
 
@@ -1753,7 +1777,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     fw_a = np.ascontiguousarray(wa if every else wa[free_idx], dtype=np.float64)
     fv_a = np.ascontiguousarray(va_ if every else va_[free_idx], dtype=np.float64)
     s.cm = s.count_runs = count is not None
-    s.proved_at = s.two_asked = s.by_weight_k = -1
+    s.proved_at = s.two_asked = s.by_weight_k = s.lp_k = -1
     dk = None
     if s.cm:
         s.kneed, lamk, muk = count
@@ -1813,13 +1837,13 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef Py_ssize_t i_b = sizeof(Py_ssize_t), d_b = sizeof(double)
     cdef Py_ssize_t w_nodes = blk_nodes(n_sums, blk_shift(n_sums)), v_nodes = blk_nodes(n_vals, blk_shift(n_vals))
     cdef Py_ssize_t e_nodes = blk_nodes(nu, blk_shift(nu)), nst = nu + 1 if s.counts else 1
-    cdef Py_ssize_t sizes[20]
+    cdef Py_ssize_t sizes[21]
     sizes[:] = [nu + 1, nu, nu, CHAIN_KEEP * nu,  # needed, sx, av, kept (bytes)
                 i_b * nu, i_b * (nu + 1), i_b * (nu + 1), i_b * (nu + 1), i_b * nu, i_b * CHAIN_KEEP,  # twin .. kept_k
                 d_b * nu, d_b * nu, d_b * nst, i_b * nu, i_b * nu, i_b * nu,  # sw, sv, st, sr, pos, hint
-                d_b * w_nodes, d_b * v_nodes, d_b * e_nodes, i_b * nu]  # the blocks' sums, eff_pos
+                d_b * w_nodes, d_b * v_nodes, d_b * e_nodes, i_b * nu, i_b * nu]  # the blocks' sums, eff_pos, taken
     cdef Py_ssize_t q, total = 0
-    for q in range(20):
+    for q in range(21):
         total += (sizes[q] + 7) // 8 * 8
     cdef uint8_t[::1] arena = np.empty(total + 8, dtype=np.uint8)
     cdef _Carve cut
@@ -1837,6 +1861,7 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
     cdef double* v_sums = <double*>_take(&cut, sizes[17])  # by value
     cdef double* eff_sums = <double*>_take(&cut, sizes[18])  # in efficiency order
     cdef Py_ssize_t* eff_pos = <Py_ssize_t*>_take(&cut, sizes[19])
+    s.taken = <Py_ssize_t*>_take(&cut, sizes[20])
     memset(s.needed, 0, nu + 1)
     memset(s.st, 0, d_b * nst)
     for r in range(CHAIN_KEEP):
@@ -1873,7 +1898,8 @@ cdef Py_ssize_t _canonical(wa, va_, order, free_idx, S_a, double j, double tgt,
 cdef void _report(const Scan* s, dict stats):
     """The pass's counters into ``stats`` (``solve``'s ``Solution.stats``)."""
     stats.update(queries=s.queries, complements=s.complements, witness_items=s.wdone,
-                 greedy_tries=s.greedy_tries, greedy_found=s.greedy_found, probes=s.probes,
+                 greedy_tries=s.greedy_tries, greedy_found=s.greedy_found,
+                 greedy_from_break=s.greedy_from_break, probes=s.probes,
                  probes_found=s.probes_found, queries_no=s.no_runs, queries_no_states=s.no_states,
                  unique_tries=s.uniq_tries, unique_states=s.uniq_states, unique=int(s.uniq_done),
                  unique_blocks=s.uniq_blocks, unique_runs=s.uniq_runs, unique_windowed=s.uniq_windowed,

@@ -17,7 +17,7 @@ status (``timeout``: ``> T s``); ``:strip: TEXT`` drops TEXT from the column lab
        :columns: solver
        :value: seconds_median:time
 
-Formats (after a colon): ``time`` (us, ms or s), ``ms``, ``s``, ``mib`` (bytes
+Formats (after a colon): ``time`` (us, ms or s), ``us``, ``ms``, ``s``, ``mib`` (bytes
 to MiB), ``x`` (a ratio), ``pow10`` (10^k), ``g`` (3 significant digits),
 ``int`` (rounded, thousands separated), ``text`` (as is; the default).
 """
@@ -54,6 +54,8 @@ def fmt(text: str, how: str) -> str:
         if x < 1e-3:
             return f"{x * 1e6:.0f} us"
         return f"{x * 1e3:.3g} ms" if x < 1 else f"{x:.3g} s"
+    if how == "us":
+        return f"{x * 1e6:.0f}"
     if how == "ms":
         return f"{x * 1e3:.1f}"
     if how == "s":

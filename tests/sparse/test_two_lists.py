@@ -107,3 +107,13 @@ def test_two_lists_answer_on_strongly_correlated_items():
     assert off.stats["two_lists"] == 0
     assert on.stats["two_lists_found"] >= 1
     assert on.stats["states"] < off.stats["states"]
+
+
+def test_no_two_lists_on_inverse_strongly_correlated_items():
+    # Inverse strongly correlated, R=10^4, n=10^3, seed 3: forced onto every
+    # line (the knob's "off the line too"), the pass searches the two lists
+    # and they find sets; by default it does not search them there, and
+    # reaches the same set by decide runs.
+    forced, default = off_and_on("inverse_strongly", 1_000, 10**4, 3, _two_lists(12, 2, 3, 16384, True))
+    assert forced.stats["two_lists_found"] >= 1
+    assert default.stats["two_lists"] == 0

@@ -54,6 +54,7 @@ import json, sys, time
 import numpy as np
 from remat_knapsack import instances, solve
 family, n, R, seed, min_time = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])
+stage_keys = sys.argv[6].split(",")
 inst = instances.pisinger(family, n, R=R, seed=seed)
 m, r, c = list(inst.memory), list(inst.runtimes), inst.max_memory
 out = {}
@@ -65,7 +66,7 @@ for kind, a, b in (("lists", m, r), ("arrays", np.asarray(m, float), np.asarray(
         t = time.perf_counter()
         stats = solve(a, b, c, scale=1).stats
         total = time.perf_counter() - t
-        stages = [stats.get(key, 0.0) for key in sys.argv[6].split(",")]
+        stages = [stats.get(key, 0.0) for key in stage_keys]
         rows.append([total, *stages, stats["seconds"] - sum(stages), total - stats["seconds"]])
     out[kind] = np.median(rows, axis=0).tolist()
 print(json.dumps(out))

@@ -5,6 +5,7 @@ Correctness only: tests never time (benchmarks/bench_fixed_cost.py does).
 
 import math
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -92,8 +93,16 @@ def _plain_active_items(w, v, cap):
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.tuples(st.sampled_from([0.0, 0.1, 0.3, 0.5, 2.0]), st.sampled_from([-1.0, 0.0, 1.0, 2.5])), max_size=8),
-    st.sampled_from([0.0, 0.3, 1.0, math.inf]),
+    # 0.05, 0.15, 0.25 and 0.35 times 10 round half to even (0, 2, 2, 4): the
+    # quantised weights' range comes from the memory's, rounded the same way
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 0.05, 0.1, 0.15, 0.25, 0.3, 0.35, 0.5, 2.0, 0.04999999999999999]),
+            st.sampled_from([-1.0, 0.0, 1.0, 2.5]),
+        ),
+        max_size=8,
+    ),
+    st.sampled_from([0.0, 0.15, 0.3, 0.35, 1.0, math.inf]),
     st.sampled_from([10, None]),
 )
 def test_active_items_fast_path_matches_masks(pairs, cap, scale):
@@ -205,15 +214,28 @@ def test_list_conversion_is_writable_float64():
     assert p.memory.tolist() == [1.0, 2.5, 0.5, 3.0]
 
 
+@pytest.mark.parametrize("share", [0.0, 0.4, 1.0])
 @pytest.mark.parametrize("n", [0, 1, 7, api._SHARED_INDICES, api._SHARED_INDICES + 1])
-def test_split_positions_matches_flatnonzero(n):
+def test_split_positions_matches_flatnonzero(n, share):
     rng = np.random.default_rng(n)
-    mask = rng.random(n) < 0.4
+    mask = rng.random(n) < share
     for shared in (api._shared_range(n), [], list(range(n + 3))):
         yes, no = split_positions(mask.view(np.uint8), shared)
         assert yes == np.flatnonzero(mask).tolist()
         assert no == np.flatnonzero(~mask).tolist()
         assert all(type(i) is int for i in yes[:5] + no[:5])
+
+
+def test_split_positions_takes_one_reference_per_int():
+    shared = list(range(1000, 1010))  # not the interpreter's cached small ints
+    mask = np.array([1, 0, 2, 0, 0, 255, 1, 0, 1, 1], dtype=np.uint8)  # any non-zero byte is set
+    before = [sys.getrefcount(i) for i in shared]
+    yes, no = split_positions(mask, shared)
+    assert yes == [1000, 1002, 1005, 1006, 1008, 1009] and no == [1001, 1003, 1004, 1007]
+    assert all(a is b for a, b in zip(sorted(yes + no), shared))
+    assert [sys.getrefcount(i) for i in shared] == [r + 1 for r in before]
+    del yes, no
+    assert [sys.getrefcount(i) for i in shared] == before
 
 
 def test_solution_lists_are_independent():

@@ -46,6 +46,11 @@ class Problem:
     scale: float | None
     weights: np.ndarray | None  # int64
     capacity: int | None
+    #: The least and greatest memory and the least runtime, as validation
+    #: found them (None when there are no items): ``active_items`` reads
+    #: them instead of passing over the arrays again.
+    memory_range: tuple[float, float] | None = None
+    least_runtime: float | None = None
 
     @property
     def n(self) -> int:
@@ -87,16 +92,18 @@ def validate(
         raise ValueError(
             f"memory and runtimes have different lengths ({mem.shape[0]} and {rt.shape[0]})"
         )
+    memory_range = least_runtime = None
     if mem.size:
         lo, hi = extremes(mem)
         if not (lo >= 0 and hi < math.inf):  # NaN fails both
             _check_finite(mem, "memory", allow_negative=False)
-        _check_runtimes(rt)
+        memory_range = (lo, hi)
+        least_runtime = _check_runtimes(rt)
     cap = as_real(max_memory, "max_memory")
     if math.isnan(cap) or cap < 0:
         raise ValueError(f"max_memory must be a number >= 0, got {max_memory!r}")
     if scale is None:
-        return Problem(mem, rt, cap, None, None, None)
+        return Problem(mem, rt, cap, None, None, None, memory_range, least_runtime)
     s = as_real(scale, "scale")
     if not (s > 0 and math.isfinite(s)):
         raise ValueError(f"scale must be a finite number > 0 (or None), got {scale!r}")
@@ -106,7 +113,7 @@ def validate(
             f"memory[{i}] = {float(mem[i])!r} times scale {s!r} is too large to quantise exactly"
         )
     weights, total = quantise(mem, s)
-    return Problem(mem, rt, cap, s, weights, quantise_budget(cap, s, total))
+    return Problem(mem, rt, cap, s, weights, quantise_budget(cap, s, total), memory_range, least_runtime)
 
 
 def quantise_budget(budget: float, scale: float, total: int) -> int:
@@ -136,7 +143,7 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     else:
         w, cap = problem.memory, problem.max_memory
     none = np.zeros(0, dtype=np.int64)
-    if not w.size or (float(extremes(v)[0]) > 0 and _all_within(w, cap)):
+    if not w.size or _all_undecided(problem, w, cap, quantised):
         # Every item is undecided (the common case): no masks, no gathers.
         return Items(np.arange(w.size, dtype=np.int64), w.copy(), v.astype(np.float64), cap, none)
     positive = v > 0
@@ -150,11 +157,21 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     return Items(keep.astype(np.int64, copy=False), w[mask], v[mask], cap, forced.astype(np.int64, copy=False))
 
 
-def _all_within(w: np.ndarray, cap: Any) -> bool:
-    """Whether every weight is in (0, cap]: one pass (``extremes``) on
-    float64 or int64 weights."""
-    lo, hi = extremes(w) if w.dtype in (np.float64, np.int64) else (w.min(), w.max())
-    return bool(lo > 0 and hi <= cap)
+def _all_undecided(problem: Problem, w: np.ndarray, cap: Any, quantised: bool) -> bool:
+    """Whether every item has a runtime > 0 and a weight in (0, cap]. From
+    the ranges validation found when the problem has them: the quantised
+    weights' are the memory's rounded the same way (x -> round(x * scale)
+    never decreases), so no pass over the items. Else one pass
+    (``extremes``) each over the runtimes and the weights."""
+    if problem.memory_range is None or problem.least_runtime is None:
+        least_runtime = float(extremes(problem.runtimes)[0])
+        lo, hi = extremes(w) if w.dtype in (np.float64, np.int64) else (w.min(), w.max())
+    else:
+        least_runtime = problem.least_runtime
+        lo, hi = problem.memory_range
+        if quantised:
+            lo, hi = round(lo * problem.scale), round(hi * problem.scale)
+    return bool(least_runtime > 0 and lo > 0 and hi <= cap)
 
 
 def all_fit(items: Items) -> bool:
@@ -300,13 +317,14 @@ def as_real(x: Any, name: str) -> float:
         raise ValueError(f"{name} = {_short(x)} is beyond the range of float64") from None
 
 
-def _check_runtimes(rt: np.ndarray) -> None:
-    """Runtimes are finite and the positive ones sum below ``MAX_RUNTIME_TOTAL``."""
+def _check_runtimes(rt: np.ndarray) -> float:
+    """Runtimes are finite and the positive ones sum below ``MAX_RUNTIME_TOTAL``.
+    Returns the least runtime."""
     lo, hi = extremes(rt)
     if not (lo > -math.inf and hi < math.inf):  # NaN fails both
         _check_finite(rt, "runtimes", allow_negative=True)
     if hi * rt.size < MAX_RUNTIME_TOTAL:
-        return
+        return lo
     with np.errstate(over="ignore"):
         total = float(np.sum(rt, where=rt > 0))
     if not total < MAX_RUNTIME_TOTAL:
@@ -314,6 +332,7 @@ def _check_runtimes(rt: np.ndarray) -> None:
             f"runtimes: the positive runtimes sum to {total!r}, beyond {MAX_RUNTIME_TOTAL!r} (2**960), "
             "where the solvers' float64 sums and bounds would overflow; rescale them"
         )
+    return lo
 
 
 def _check_finite(arr: np.ndarray, name: str, *, allow_negative: bool) -> None:

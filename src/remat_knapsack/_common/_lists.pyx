@@ -18,8 +18,7 @@ from libc.stdint cimport uint8_t, uintptr_t
 
 
 cdef extern from "Python.h":
-    # as the C API has them: a borrowed reference read, a reference stolen
-    PyObject* _list_item "PyList_GET_ITEM"(PyObject* lst, Py_ssize_t i)
+    # as the C API has them: a reference stolen
     void _list_set "PyList_SET_ITEM"(PyObject* lst, Py_ssize_t i, PyObject* item)
     PyObject* _new_int "PyLong_FromSsize_t"(Py_ssize_t v)
     void _incref "Py_INCREF"(PyObject* o)

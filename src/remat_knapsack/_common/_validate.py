@@ -49,8 +49,8 @@ class Problem:
     #: The least and greatest memory and the least runtime, as validation
     #: found them (None when there are no items): ``active_items`` reads
     #: them instead of passing over the arrays again.
-    memory_range: tuple[float, float] | None = None
-    least_runtime: float | None = None
+    memory_range: tuple[float, float] | None
+    least_runtime: float | None
 
     @property
     def n(self) -> int:
@@ -143,7 +143,7 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     else:
         w, cap = problem.memory, problem.max_memory
     none = np.zeros(0, dtype=np.int64)
-    if not w.size or _all_undecided(problem, w, cap, quantised):
+    if not w.size or _all_undecided(problem, cap, quantised):
         # Every item is undecided (the common case): no masks, no gathers.
         return Items(np.arange(w.size, dtype=np.int64), w.copy(), v.astype(np.float64), cap, none)
     positive = v > 0
@@ -157,21 +157,16 @@ def active_items(problem: Problem, *, quantised: bool = True) -> Items:
     return Items(keep.astype(np.int64, copy=False), w[mask], v[mask], cap, forced.astype(np.int64, copy=False))
 
 
-def _all_undecided(problem: Problem, w: np.ndarray, cap: Any, quantised: bool) -> bool:
-    """Whether every item has a runtime > 0 and a weight in (0, cap]. From
-    the ranges validation found when the problem has them: the quantised
-    weights' are the memory's rounded the same way (x -> round(x * scale)
-    never decreases), so no pass over the items. Else one pass
-    (``extremes``) each over the runtimes and the weights."""
-    if problem.memory_range is None or problem.least_runtime is None:
-        least_runtime = float(extremes(problem.runtimes)[0])
-        lo, hi = extremes(w) if w.dtype in (np.float64, np.int64) else (w.min(), w.max())
-    else:
-        least_runtime = problem.least_runtime
-        lo, hi = problem.memory_range
-        if quantised:
-            lo, hi = round(lo * problem.scale), round(hi * problem.scale)
-    return bool(least_runtime > 0 and lo > 0 and hi <= cap)
+def _all_undecided(problem: Problem, cap: Any, quantised: bool) -> bool:
+    """Whether every item has a runtime > 0 and a weight in (0, cap], from
+    the ranges validation found (a problem with items has them): the
+    quantised weights' range is the memory's rounded the same way
+    (x -> round(x * scale) never decreases), so no pass over the items."""
+    assert problem.memory_range is not None and problem.least_runtime is not None
+    lo, hi = problem.memory_range
+    if quantised:
+        lo, hi = round(lo * problem.scale), round(hi * problem.scale)
+    return bool(problem.least_runtime > 0 and lo > 0 and hi <= cap)
 
 
 def all_fit(items: Items) -> bool:

@@ -772,7 +772,6 @@ def _count_path(work, ws, vs, c, b, kmax, lam_fit, integral, tol, xs):
 
     def run(k, lam, mu, states):
         # One count run within ``states`` more states (0: only the path's budget).
-        o = descending(vs - lam * ws - mu)
         xk = np.zeros(n, dtype=np.uint8)
         goal = z - 1.0 if integral else z - 2 * tol  # ties are found too
         path, g0 = work.limit, work.generated
@@ -780,14 +779,13 @@ def _count_path(work, ws, vs, c, b, kmax, lam_fit, integral, tol, xs):
         if trial:
             work.limit = g0 + states
         try:
-            r, zk = work.count_run(np.ascontiguousarray(ws[o]), np.ascontiguousarray(vs[o]), c, goal,
-                                   integral, tol, lam, mu, k, kmax, xk)
+            r, zk = work.count_run(ws, vs, c, goal, integral, tol, lam, mu, k, kmax, xk)
         finally:
             # a trial's states do not count against the path's budget
             work.limit = path + (work.generated - g0) if trial and path > 0 else path
         if r == _sparse.RUN_OVER_BUDGET and not trial:
             raise _OverBudget
-        return r, zk, o, xk
+        return r, zk, xk
 
     def attempt(k):
         # False when k's bound is below the cut (ties included): no k-set is
@@ -808,7 +806,7 @@ def _count_path(work, ws, vs, c, b, kmax, lam_fit, integral, tol, xs):
             if lift_first:
                 lifted[1] += 1
                 return True
-        r, zk, o, xk = run(k, lam, mu, max(_LIFT_AFTER, _LIFT_PER_ITEM * n) if liftable and not first else 0)
+        r, zk, xk = run(k, lam, mu, max(_LIFT_AFTER, _LIFT_PER_ITEM * n) if liftable and not first else 0)
         if r == _sparse.RUN_OVER_BUDGET:
             if lift is None:
                 lift = Lift(ws, vs, c, kmax, work.count_bound)
@@ -816,13 +814,12 @@ def _count_path(work, ws, vs, c, b, kmax, lam_fit, integral, tol, xs):
             if lift_first:
                 lifted[0] += 1
                 return True
-            r, zk, o, xk = run(k, lam, mu, 0)
+            r, zk, xk = run(k, lam, mu, 0)
         if r == _sparse.RUN_FOUND and zk >= z - tol:
             found[k] = (zk, lam, mu)
             if zk > z:
                 z = zk
-                xs[:] = 0
-                xs[o[xk.astype(bool)]] = 1
+                xs[:] = xk
         return True
 
     try:

@@ -47,6 +47,7 @@ from libc.string cimport memset
 
 from .._common._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+from ._order import descending
 from ._count_window cimport (WINDOW_EMPTY, WINDOW_FIXES, WINDOW_NONE, Window, count_window,
                              window_of_lightest)
 from ._radix cimport sort_ascending
@@ -1892,15 +1893,34 @@ cdef class Workspace:
 
     def count_run(self, const double[::1] w, const double[::1] v, double c, double goal, bint integral,
                   double tol, double lam, double mu, Py_ssize_t k, double kmax, uint8_t[::1] x):
-        """A count-mode optimise run (sets of exactly k items; items in
-        descending d = v - lam w - mu) that accepts sets worth ``goal``:
-        (RUN_FOUND or another result code, the best value), the set into ``x``."""
+        """A count-mode optimise run (sets of exactly k items) that accepts
+        sets worth ``goal``: (RUN_FOUND or another result code, the best
+        value), the set into ``x``. The items may come in any order: the run
+        first takes what the swap window of k leaves free (``_windowed``,
+        which orders those items itself); only when the window fixes nothing
+        are all of them put in descending d = v - lam w - mu here (near the
+        most items that fit the window leaves a fifth of them or fewer, and
+        the full sort cost about half of such a run at n = 10^4)."""
         cdef Card card
-        cdef Py_ssize_t r, bb
+        cdef Py_ssize_t r, bb, n = w.shape[0]
         cdef double z = 0
+        cdef const double[::1] wo, vo
+        cdef uint8_t[::1] xo
+        if n == 0 or v.shape[0] != n or x.shape[0] != n:
+            raise ValueError(f"count_run: needs items, one weight, value and x byte each, got "
+                             f"{n}, {v.shape[0]} and {x.shape[0]}")
         card.lam, card.mu, card.kfix, card.kmax, card.topv, card.ntop = lam, mu, k, kmax, NULL, 0
         with nogil:
-            r = _core(&w[0], &v[0], w.shape[0], c, 0, goal, integral, tol, &self.pool, &card, &x[0], &z, &bb)
+            r = _windowed(&w[0], &v[0], n, c, 0, goal, integral, tol, &self.pool, &card, NULL, &x[0], &z)
+        if r == GO_ON:
+            order = descending(np.asarray(v) - lam * np.asarray(w) - mu)
+            wo = np.ascontiguousarray(np.asarray(w)[order])
+            vo = np.ascontiguousarray(np.asarray(v)[order])
+            xo = np.zeros(n, dtype=np.uint8)
+            self.pool.windowed = 1  # the window was asked: ``_core`` goes straight to its run
+            with nogil:
+                r = _core(&wo[0], &vo[0], n, c, 0, goal, integral, tol, &self.pool, &card, &xo[0], &z, &bb)
+            np.asarray(x)[order] = xo
         if r < 0 and r != OVER_BUDGET:
             _raise(r, self.pool)
         return r, z

@@ -202,14 +202,24 @@ cdef double _greedy(const double* w, const double* v, const Py_ssize_t* items, P
 
 cdef void _sums_at(const double* w, const double* v, const Py_ssize_t* items, Py_ssize_t m,
                    double* weight, double* value) noexcept nogil:
-    """Add the weights and the values of ``items`` to ``weight`` and ``value``."""
-    cdef Py_ssize_t q
-    cdef double sw = 0.0, sv = 0.0
-    for q in range(m):
-        sw += w[items[q]]
-        sv += v[items[q]]
-    weight[0] += sw
-    value[0] += sv
+    """Add the weights and the values of ``items`` to ``weight`` and ``value``,
+    each summed in two parts (items q and q + 1 of each step) added at the
+    end: the additions overlap instead of waiting on each other. The weights
+    are integers with an exact total (any order gives it); the value is the
+    greedy set's, whose use allows for the rounding of any order."""
+    cdef Py_ssize_t q = 0
+    cdef double sw0 = 0.0, sw1 = 0.0, sv0 = 0.0, sv1 = 0.0
+    while q + 2 <= m:
+        sw0 += w[items[q]]
+        sv0 += v[items[q]]
+        sw1 += w[items[q + 1]]
+        sv1 += v[items[q + 1]]
+        q += 2
+    if q < m:
+        sw0 += w[items[q]]
+        sv0 += v[items[q]]
+    weight[0] += sw0 + sw1
+    value[0] += sv0 + sv1
 
 
 cdef Py_ssize_t _fitting(const double* w, const Py_ssize_t* items, Py_ssize_t m, double room,

@@ -135,3 +135,18 @@ def test_reduce_items_checks_lengths():
     with pytest.raises(ValueError, match="one entry per item"):
         _fixing.reduce_items(np.ones(3), np.ones(3), 1.0, 0.0, np.zeros(2, np.uint8), np.empty(3),
                              [(1.0, 0.0, 0.0, REL)], [])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-(2.0**1000), 2.0**1000, allow_nan=False))
+def test_positive_part_is_max_with_zero(x):
+    """The branch-free positive part the bounds sum is max(x, 0) exactly,
+    subnormals and -0.0 included (a positive zero for every x <= 0)."""
+    got = _fixing._positive_part_py(x)
+    want = x if x > 0 else 0.0
+    assert got == want and str(got) == str(want), (x, got)
+
+
+@pytest.mark.parametrize("x", [5e-324, -5e-324, 2.0**-1060, -0.0, 0.0, 2.0**1000, -(2.0**1000), 1.5, -1.5])
+def test_positive_part_edges(x):
+    assert str(_fixing._positive_part_py(x)) == str(x if x > 0 else 0.0)

@@ -88,6 +88,10 @@ def test_ascending_counts_small_integers(n):
         top = rng.integers(0, span + 1, n).astype(np.float64)
         top[-1] = span  # the largest counted value
         cases.append(top)
+    if n >= 2:  # one fraction among integers in the span: sorted, not counted (which would tie the two)
+        one = rng.integers(0, span, n).astype(np.float64)
+        one[n // 2] = one[n // 2 + 1] + 0.25
+        cases.append(one)
     for x in cases:
         assert np.array_equal(_order.ascending(x), np.argsort(x, kind="stable"))
 

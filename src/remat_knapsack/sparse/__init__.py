@@ -23,7 +23,8 @@ Python helpers: ``_core`` (the core around the break item), ``_real``
 ``_lift`` and ``_lines`` (count bounds), ``_states`` (the bytes a state takes).
 The ``.pxd`` files hold the kernels' shared pieces: selection (``_select``),
 radix sort (``_radix``), pairing (``_pairs``), block sums (``_blocks``),
-count windows and fills, subset-sum bit sets and two-list search.
+count windows and fills, subset-sum bit sets, two-list search and the
+branch-free positive part (``_positive``).
 
 May import: :mod:`remat_knapsack._common`, :mod:`remat_knapsack.errors`, numpy.
 

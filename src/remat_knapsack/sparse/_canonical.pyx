@@ -38,6 +38,7 @@ from ._class_counts cimport ClassCounts, cc_bound
 from ._count_fill cimport (FILL_NONE, FILL_UNREAD, Fill, fill_bits, fill_greedy, fill_layers, fill_setup,
                            fill_work, walk_sum)
 from ._blocks cimport Blocks, blk_below, blk_break, blk_init, blk_nodes, blk_shift, blk_within
+from ._positive cimport positive_part
 from ._select cimport group_ids
 from ._subset_bits cimport bits_words, subset_sum_bits
 from ._two_lists cimport TWO_LISTS_MAX_HALF, two_lists, two_lists_bytes
@@ -971,8 +972,15 @@ cdef tuple _free_orders(const Py_ssize_t[::1] order, const Py_ssize_t[::1] free_
         return eff_a, ew_a, ev_a, eff_a, ew_a, ev_a
     if down:
         return eff_a, ew_a, ev_a, eff_a[::-1].copy(), ew_a[::-1].copy(), ev_a[::-1].copy()
-    by_w = ascending(fw)
-    return eff_a, ew_a, ev_a, by_w, np.asarray(fw)[by_w], np.asarray(fv)[by_w]
+    by_w_a = ascending(fw)
+    ww_a, wv_a = np.empty(nu), np.empty(nu)
+    cdef const Py_ssize_t[::1] by_w = by_w_a
+    cdef double[::1] ww = ww_a, wv = wv_a
+    with nogil:  # both gathers in one pass
+        for q in range(nu):
+            ww[q] = fw[by_w[q]]
+            wv[q] = fv[by_w[q]]
+    return eff_a, ew_a, ev_a, by_w_a, ww_a, wv_a
 
 
 cdef _positive_prefix(x_a):
@@ -986,7 +994,7 @@ cdef _positive_prefix(x_a):
     with nogil:
         out[0] = 0.0
         for q in range(n):
-            acc += x[q] if x[q] > 0 else 0.0
+            acc += positive_part(x[q])
             out[q + 1] = acc
     return out_a
 
@@ -1007,7 +1015,7 @@ cdef tuple _item_prefixes(const double[::1] fw, const double[::1] fv, const doub
             t = d[q] if idx_a is None else d[idx[q]]
             sv += fv[q]
             sw += fw[q]
-            sd += t if t > 0 else 0.0
+            sd += positive_part(t)
             pv[q + 1] = sv
             pw[q + 1] = sw
             pd[q + 1] = sd
@@ -1024,7 +1032,7 @@ cdef tuple _prefix_reduced(const double[::1] w, const double[::1] v, double lam,
         p[0] = m[0] = 0.0
         for q in range(n):
             d = v[q] - lam * w[q] - mu
-            pos += d if d > 0 else 0.0
+            pos += positive_part(d)
             mag += fabs(d)
             p[q + 1] = pos
             m[q + 1] = mag

@@ -38,6 +38,7 @@ from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
 from ._sparse cimport ABS_SLACK
+from ._positive cimport positive_part
 
 
 cdef struct Sum:
@@ -71,7 +72,7 @@ cdef inline void _item(const double* w, const double* v, Py_ssize_t i, double la
     cdef double di = v[i] - lam * w[i] - mu
     if d != NULL:
         d[i] = di
-    gain[0] += di if di > 0 else 0.0
+    gain[0] += positive_part(di)
     mag[0] += fabs(di)
     if fabs(di) > top[0]:
         top[0] = fabs(di)
@@ -280,3 +281,8 @@ def reduce_items(const double[::1] w, const double[::1] v, double c, double thr,
     with nogil:
         _free_positions(&fix_in[0], &fix_out[0], &witness[0], &w[0], &v[0], n, &free[0], &kept)
     return free_a[:kept.free], fix_in_a, kept.weight_in, kept.value_free
+
+
+def _positive_part_py(double x):
+    """For tests: ``_positive.positive_part`` of x."""
+    return positive_part(x)

@@ -139,7 +139,7 @@ def ascending(x):
     xa = np.ascontiguousarray(x, dtype=np.float64)
     cdef const double[::1] xv = xa
     cdef Py_ssize_t n = xv.shape[0]
-    cdef double top = -1.0, limit = COUNTING_SPAN * <double>n + COUNTING_FLOOR
+    cdef double limit = COUNTING_SPAN * <double>n + COUNTING_FLOOR
     cdef Py_ssize_t[::1] o
     if 0 < n <= INSERTION_UP_TO:
         order = np.empty(n, dtype=np.intp)
@@ -147,17 +147,20 @@ def ascending(x):
         with nogil:
             _by_insertion(&xv[0], n, False, &o[0])
         return order
+    cdef Py_ssize_t top = -1
+    key_a = np.empty(n, dtype=np.intp)
+    cdef Py_ssize_t[::1] key = key_a
     if n:
         with nogil:
-            top = _small_integers_max(&xv[0], n, limit)
+            top = _integer_keys(&xv[0], n, limit, &key[0])
     if top < 0:
         return descending(-xa)
     order = np.empty(n, dtype=np.intp)
-    count_a = np.zeros(<Py_ssize_t>top + 2, dtype=np.intp)
+    count_a = np.zeros(top + 2, dtype=np.intp)
     o = order
     cdef Py_ssize_t[::1] count = count_a
     with nogil:
-        _counting_order(&xv[0], n, &count[0], <Py_ssize_t>top, &o[0])
+        _counting_order(&key[0], n, &count[0], top, &o[0])
     return order
 
 
@@ -168,29 +171,34 @@ COUNTING_SPAN = 2
 COUNTING_FLOOR = 1024
 
 
-cdef double _small_integers_max(const double* x, Py_ssize_t n, double limit) noexcept nogil:
-    """The largest of x when every x is an integer in [0, limit], else -1."""
-    cdef Py_ssize_t i
-    cdef double top = 0.0, y
+cdef Py_ssize_t _integer_keys(const double* x, Py_ssize_t n, double limit, Py_ssize_t* key) noexcept nogil:
+    """When every x is an integer in [0, limit]: x as integers into ``key``,
+    and the largest of them; else -1. (The integer test and the maximum
+    are folded over the pass, not branched on per item.)"""
+    cdef Py_ssize_t i, k, top = 0
+    cdef double y
+    cdef bint fraction = False
     for i in range(n):
         y = x[i]
-        if not (0 <= y <= limit) or y != <double><Py_ssize_t>y:
-            return -1.0
-        if y > top:
-            top = y
-    return top
+        if not (0 <= y <= limit):  # first: the conversion below is defined within this range only
+            return -1
+        k = <Py_ssize_t>y
+        fraction |= <double>k != y
+        top = k if k > top else top
+        key[i] = k
+    return -1 if fraction else top
 
 
-cdef void _counting_order(const double* x, Py_ssize_t n, Py_ssize_t* count, Py_ssize_t top,
+cdef void _counting_order(const Py_ssize_t* key, Py_ssize_t n, Py_ssize_t* count, Py_ssize_t top,
                           Py_ssize_t* order) noexcept nogil:
-    """Positions by ascending x (integers 0..top), ties by position: a
+    """Positions by ascending key (integers 0..top), ties by position: a
     counting sort; ``count`` holds top + 2 zeros."""
     cdef Py_ssize_t i, k
     for i in range(n):
-        count[<Py_ssize_t>x[i] + 1] += 1
+        count[key[i] + 1] += 1
     for k in range(top + 1):
         count[k + 1] += count[k]
     for i in range(n):
-        k = <Py_ssize_t>x[i]
+        k = key[i]
         order[count[k]] = i
         count[k] += 1

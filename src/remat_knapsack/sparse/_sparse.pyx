@@ -47,6 +47,7 @@ from libc.string cimport memset
 
 from .._common._interrupt cimport raise_pending
 from ._pairs cimport Pair, Pairs, pair_pass, pairs_free, pairs_init
+from ._positive cimport positive_part
 from ._order import descending
 from ._count_window cimport (WINDOW_EMPTY, WINDOW_FIXES, WINDOW_NONE, Window, count_window,
                              window_of_lightest)
@@ -2064,7 +2065,7 @@ cdef double _positive_part_sum(const double* ws, const double* vs, Py_ssize_t n,
         part = 0.0
         for i in range(lo, min(lo + SUM_BLOCK, n)):
             d = vs[i] - lam * ws[i] - mu
-            part += d if d > 0 else 0.0
+            part += positive_part(d)
         t = total + part  # both >= 0: the larger is total unless part outgrows it
         comp += (total - t) + part if total >= part else (part - t) + total
         total = t

@@ -254,6 +254,16 @@ cdef Py_ssize_t _free_and_fixed(const double* w, const unsigned char* fix_in, co
     return nf
 
 
+cdef bint _none_marked(const unsigned char* fix_in, const unsigned char* fix_out, Py_ssize_t n) noexcept nogil:
+    """Whether the bound marked no item either way (a loose core): one
+    OR over both arrays, without a branch an item."""
+    cdef Py_ssize_t i
+    cdef unsigned char marked = 0
+    for i in range(n):
+        marked |= fix_in[i] | fix_out[i]
+    return marked == 0
+
+
 cdef void _efficiencies(const double* w, const double* v, const Py_ssize_t* items, Py_ssize_t m,
                         double* out) noexcept nogil:
     """v / w of ``items`` into ``out`` (the same division as the caller's ``v / w``)."""
@@ -319,6 +329,11 @@ def core(const double[::1] w, const double[::1] v, double c, const Py_ssize_t[::
     fix_by_bound(w, v, c, v[brk] / w[brk], 0.0, 0.0, rel, lower - thr_slack, fix_in_a, fix_out_a, None)
     cdef const unsigned char[::1] fix_in = fix_in_a
     cdef const unsigned char[::1] fix_out = fix_out_a
+    cdef bint none
+    with nogil:
+        none = _none_marked(&fix_in[0], &fix_out[0], n)
+    if none:  # every item free: no pass to sort them out
+        return np.arange(n, dtype=np.intp), np.empty(0, np.intp), c, sorted_low
     free_a, fixed_a = np.empty(n + 1, np.intp), np.empty(n + 1, np.intp)
     cdef Py_ssize_t[::1] free = free_a
     cdef Py_ssize_t[::1] fixed = fixed_a

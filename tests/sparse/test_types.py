@@ -135,6 +135,19 @@ def test_min_copies_rule_keeps_small_instances_on_the_kernel():
     assert MIN_COPIES >= 2
 
 
+@pytest.mark.parametrize("types", [1, 2, 3])
+def test_min_copies_rule_at_its_boundary(types):
+    # Grouped from MIN_COPIES items per type on average, not one item fewer.
+    for n, grouped in ((MIN_COPIES * types, True), (MIN_COPIES * types - 1, False)):
+        kinds = np.arange(n) % types
+        w = np.array([5.0, 7.0, 11.0])[kinds]
+        v = np.array([3.0, 5.0, 8.0])[kinds]
+        cap = float(w.sum() // 2)
+        s = solve(w, v, cap, scale=1, solver="sparse")
+        assert s.stats.get("grouped", False) is grouped, (types, n)
+        assert s.saved == _dp(w.tolist(), v.tolist(), cap)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_float_values_within_tolerance(seed):
     # Values off their power-of-two grid: the tolerance path. The set must be

@@ -138,11 +138,12 @@ def solve_items(w, v, cap, e, integral, tol, max_states, state_bytes):
     probe over budget): then the caller solves item by item. ``max_states``
     and ``state_bytes`` are the kernel's state budget and state size; the DP
     keeps to the same bytes and reports ``peak_states`` in kernel states."""
-    # n < MIN_COPIES * types whenever types > n // MIN_COPIES: no grouping
-    # past that many pairs (at n < MIN_COPIES, none at all).
+    # The MIN_COPIES rule: n >= MIN_COPIES * types exactly when types <=
+    # n // MIN_COPIES, so the grouping stops past that many pairs (at
+    # n < MIN_COPIES it does not run).
     most = min(MAX_TYPES, w.size // MIN_COPIES)
     kg = group(w, v, most) if most else None
-    if kg is None or w.size < MIN_COPIES * kg[1].size:
+    if kg is None:
         return None
     kind, first = kg
     if e is None:

@@ -40,6 +40,8 @@ import torch
 import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
+from . import _rng
+
 __all__ = ["Capture", "GraphPeak", "PeakPrediction", "capture_graphs", "op_workspaces", "step_peak"]
 
 _cap_lock = threading.RLock()
@@ -47,6 +49,8 @@ _cap_lock = threading.RLock()
 _capture_sinks: list[list[Capture]] = []
 #: How many holders need ``choose_saved_values_set`` wrapped.
 _cap_holds = 0
+#: Whether :func:`guard_choose` holds the wrapper for the rest of the process.
+_guarded = False
 
 
 @dataclass(frozen=True)
@@ -322,17 +326,6 @@ def _find_partition_locals() -> dict[str, Any]:
     return {}
 
 
-def _aggressive_options() -> Any:
-    """The min-cut options ``choose_saved_values_set`` turns a knapsack plan into a saved set with."""
-    return _partitioners.MinCutOptions(
-        ban_if_used_far_apart=False,
-        ban_if_long_fusible_chains=False,
-        ban_if_materialized_backward=False,
-        ban_if_not_in_allowlist=False,
-        ban_if_reduction=_fconfig.ban_recompute_reductions,
-    )
-
-
 @contextlib.contextmanager
 def _dispatch_allowed() -> Iterator[None]:
     """Lift ``no_dispatch()`` (the FLOP counter needs the Python key) for the block."""
@@ -374,13 +367,19 @@ class Capture:
 
     # saved sets
     def saved_for_budget(self, budget: float, solver: Any) -> list[Any]:
-        """The saved set the partitioner picks at ``budget`` with ``solver``.
+        """The saved set the partitioner picks at ``budget`` with ``solver``, as the compile would run it.
 
-        The caller holds the plug-in's runtime wrapper (``_plugin._wrapper_held``)
-        when ``solver`` needs PyTorch's runtimes, as ours do."""
+        With one of our solvers that is PyTorch's choice made random-safe
+        (:func:`_rng.random_safe`), as the wrapped ``choose_saved_values_set``
+        makes it during a compile. The caller holds the plug-in's runtime
+        wrapper (``_plugin._wrapper_held``) when ``solver`` needs PyTorch's
+        runtimes, as ours do."""
         with _fconfig.patch(activation_memory_budget_solver=solver), _dispatch_allowed():
             with _bypass():
-                return list(_ORIGINAL["choose"](self.joint_graph, self.node_info, memory_budget=budget))
+                saved = list(_original_choose()(self.joint_graph, self.node_info, memory_budget=budget))
+        if _keeps_random(solver):
+            saved = _rng.random_safe(self.joint_graph, self.node_info, saved, budget)
+        return saved
 
     def saved_for_plan(self, candidates: Sequence[Any], recompute: Sequence[int]) -> list[Any]:
         """The saved set when the knapsack lets ``candidates[i]`` (i in ``recompute``) be recomputed."""
@@ -388,9 +387,10 @@ class Capture:
         hit = self._plan_cache.get(key)
         if hit is not None:
             return hit[1]
-        dont_ban = _partitioners.OrderedSet(candidates[i] for i in sorted(key))
-        saved, _ = _partitioners.solve_min_cut(self.joint_graph, self.node_info, _aggressive_options(), dont_ban)
-        saved = list(saved)
+        # A random op stays banned whatever the plan says (see ``_rng``).
+        dont_ban = _partitioners.OrderedSet(candidates[i] for i in sorted(key) if not _rng.is_random(candidates[i]))
+        saved, _ = _partitioners.solve_min_cut(self.joint_graph, self.node_info, _rng.aggressive_options(), dont_ban)
+        saved = _rng.keep_random(self.joint_graph, self.node_info, list(saved))
         self._plan_cache[key] = (frozenset(n.name for n in saved), saved)
         return saved
 
@@ -557,6 +557,8 @@ def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searc
         plans.append(("inputs", list(cap.node_info.inputs)))
     scored = []
     for kind, saved in plans:
+        # What the partitioner would run: no random op recomputed (budget 0's rule for "inputs").
+        saved = _rng.random_safe(cap.joint_graph, cap.node_info, saved, 0 if kind == "inputs" else 1)
         g = cap.peak(saved)
         scored.append((step_peak([g]), cap.recompute_cost(g), kind, saved, g))
     fitting = [x for x in scored if x[0] <= limit]
@@ -571,12 +573,24 @@ def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searc
     return best[3]
 
 
+def _keeps_random(solver: Any) -> bool:
+    """Whether ``solver`` is one of ours (a ``KnapsackSolver``): its plans never recompute a random op."""
+    return bool(getattr(solver, "keeps_random", False))
+
+
 def _peak_solver() -> Any:
     value = _fconfig.activation_memory_budget_solver
     return value if getattr(value, "max_peak_bytes", None) is not None else None  # a KnapsackSolver's
 
 
 def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -> Any:
+    """``choose_saved_values_set`` with captures, the random-op guard and the peak-constrained choice.
+
+    A pass-through unless a capture is open or one of our solvers is
+    PyTorch's configured solver. With ours, the saved set is made
+    random-safe (:func:`_rng.random_safe`) at every budget, 0 included,
+    where PyTorch returns before any solver is asked.
+    """
     if getattr(_bypass_local, "depth", 0) != 0:
         return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
     with _cap_lock:
@@ -589,7 +603,10 @@ def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -
         for s in sinks:
             s.append(cap)
     if solver is None or cap is None:
-        return _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+        saved = _ORIGINAL["choose"](joint_graph, node_info, memory_budget=memory_budget)
+        if _keeps_random(_fconfig.activation_memory_budget_solver):
+            saved = _rng.random_safe(joint_graph, node_info, saved, memory_budget)
+        return saved
     solver._current_capture = cap
     calls = len(solver.history)
     try:
@@ -608,6 +625,22 @@ def _acquire_choose() -> None:
             _ORIGINAL["choose"] = _partitioners.choose_saved_values_set
             _partitioners.choose_saved_values_set = _hooked_choose
         _cap_holds += 1
+
+
+def guard_choose() -> None:
+    """Wrap ``choose_saved_values_set`` for the rest of the process (once; later calls do nothing).
+
+    :class:`~remat_knapsack.torch.KnapsackSolver` calls this when it is made,
+    so that a solver set by hand as ``activation_memory_budget_solver`` is
+    guarded at budget 0 too, where PyTorch never calls it. The wrapper passes
+    straight through while no solver of ours is configured and no capture is
+    open.
+    """
+    global _guarded
+    with _cap_lock:
+        if not _guarded:
+            _acquire_choose()
+            _guarded = True
 
 
 def _release_choose() -> None:
@@ -714,7 +747,8 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     (removal sets in ascending removed runtime, each generated once), and the
     first one that fits is optimal. The enumeration stops there, at the lower
     bound (optimal too), or after ``max_plans`` plans (``exact=False``: the best
-    plan found). Deterministic: same graph, same limit, same plan.
+    plan found). Random candidates are in no plan's recompute set
+    (:mod:`._rng`). Deterministic: same graph, same limit, same plan.
     """
     import heapq
 
@@ -723,6 +757,9 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     n = len(candidates)
     r = [max(0.0, float(x)) for x in runtimes]
     total = math.fsum(r)
+    # Random ops are never recomputed (``_rng``): plans choose among the other candidates.
+    random = set(_rng.random_indices(candidates))
+    free = [i for i in range(n) if i not in random]
     seen: dict[frozenset[int], tuple[int, GraphPeak]] = {}
 
     def score(rec: frozenset[int]) -> tuple[int, GraphPeak]:
@@ -747,20 +784,20 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
             return True
         return False
 
-    everything = frozenset(range(n))
+    everything = frozenset(free)
     for rec in (frozenset(), everything):
         consider(rec)
-    if n:
+    if free:
         # The plans budgets reach: the exact frontier's breakpoints, ascending in value.
         # Sample them evenly, then scan every breakpoint between the best sampled one
         # that fits and the next sampled one, from the top: the first that fits there
         # is the best budget-reachable plan when the peak rises with the value
         # between samples (it need not; the enumeration below covers the rest).
-        f = frontier(list(memory), r, None)
+        f = frontier([memory[i] for i in free], [r[i] for i in free], None)
         pts = f.memory
 
         def at(j: int) -> frozenset[int]:
-            return everything - frozenset(f.selection(pts[j]))
+            return everything - frozenset(free[i] for i in f.selection(pts[j]))
 
         k = min(len(pts), frontier_points)
         picks = sorted({round(j * (len(pts) - 1) / max(1, k - 1)) for j in range(k)}) if pts else []
@@ -774,8 +811,8 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
                     break
 
     exact = True
-    order = sorted(range(n), key=lambda i: (r[i], i))
-    heap: list[tuple[float, int, tuple[int, ...]]] = [(r[order[0]], 0, (0,))] if n else []
+    order = sorted(free, key=lambda i: (r[i], i))
+    heap: list[tuple[float, int, tuple[int, ...]]] = [(r[order[0]], 0, (0,))] if order else []
     budget = max_plans
     while heap:
         removed, last, pos = heapq.heappop(heap)
@@ -789,7 +826,7 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
             budget -= 1
         if consider(rec):
             break  # the first plan that fits, in descending runtime kept
-        if last + 1 < n:
+        if last + 1 < len(order):
             nxt = r[order[last + 1]]
             heapq.heappush(heap, (removed + nxt, last + 1, pos + (last + 1,)))
             heapq.heappush(heap, (removed - r[order[last]] + nxt, last + 1, pos[:-1] + (last + 1,)))

@@ -28,7 +28,7 @@ from .._common import _io
 from ..api import SOLVERS, solve
 from ..solution import Solution
 from ..tradeoff._curve import frontier
-from . import _symbols
+from . import _peaks, _rng, _symbols
 
 #: Values of ``KnapsackSolver(budget=...)``: PyTorch's budget, or each graph's knee.
 BUDGETS = (None, "knee")
@@ -254,10 +254,21 @@ class KnapsackSolver(_HOOK):
         Keyword arguments of :func:`remat_knapsack.solve` (``scale``,
         ``memory_limit``, ...), passed through unchanged.
 
+    Random ops (dropout and every op tagged ``nondeterministic_seeded``) are
+    never recomputed: they are not knapsack items but always kept, their
+    memory taken out of the budget, and at budget 0 (where PyTorch calls no
+    solver) the saved set keeps them too. Making an instance wraps
+    ``choose_saved_values_set`` for the process for that; the wrapper passes
+    straight through while no ``KnapsackSolver`` is configured. See
+    :mod:`remat_knapsack.torch._rng`.
+
     Set an instance as ``torch._functorch.config.activation_memory_budget_solver``
     (or use :func:`install` / :func:`use_solver`). Each call appends a
     :class:`SolveRecord` to :attr:`history`.
     """
+
+    #: Its plans never recompute a random op (read by the partitioner's wrapper, ``_peaks._hooked_choose``).
+    keeps_random = True
 
     def __init__(
         self,
@@ -282,6 +293,7 @@ class KnapsackSolver(_HOOK):
             raise TypeError(
                 f"unknown option(s) {', '.join(unknown)}; solve() accepts {', '.join(sorted(defaults))}"
             )
+        _peaks.guard_choose()  # budget 0 never reaches a solver: guard the partitioner's early return too
         self.solver = solver
         self.budget = budget
         self.max_peak_bytes = max_peak_bytes
@@ -352,8 +364,8 @@ class KnapsackSolver(_HOOK):
         if self.max_peak_bytes is not None:
             return self._call_for_peak(memory, joint_graph, max_memory, node_info, all_recomputable_banned_nodes,
                                        runtimes, source, graph)  # fmt: skip
-        budget = self.choose_budget(memory, runtimes, max_memory)
-        solution = self.solve(memory, runtimes, budget)
+        random = _rng.random_indices(all_recomputable_banned_nodes)
+        budget, solution = self._solve_keeping(memory, runtimes, max_memory, random)
         self.history.append(
             SolveRecord(
                 graph=graph,
@@ -370,9 +382,35 @@ class KnapsackSolver(_HOOK):
         # dp_knapsack's convention: saved ascending, recomputable descending.
         return list(solution.saved), solution.recomputed[::-1]
 
-    def _call_for_peak(self, memory, joint_graph, max_memory, node_info, nodes, runtimes, source, graph):
-        from . import _peaks
+    def _solve_keeping(self, memory: list[float], runtimes: list[float], max_memory: float,
+                       kept: list[int]) -> tuple[float, Solution]:  # fmt: skip
+        """The budget solved at and the solution, with the items ``kept`` always saved.
 
+        The kept items (random ops, which must never run again in the
+        backward) take their memory out of the budget; the knapsack over the
+        other items gets what is left (at least 0). The solution is over all
+        items: the kept ones are in ``saved`` and their runtime in ``value``.
+        """
+        if not kept:
+            budget = self.choose_budget(memory, runtimes, max_memory)
+            return budget, self.solve(memory, runtimes, budget)
+        is_kept = set(kept)
+        free = [i for i in range(len(memory)) if i not in is_kept]
+        sub_memory = [memory[i] for i in free]
+        sub_runtimes = [runtimes[i] for i in free]
+        room = max(0.0, float(max_memory) - math.fsum(float(memory[i]) for i in kept))
+        budget = self.choose_budget(sub_memory, sub_runtimes, room) if free else room
+        sub = self.solve(sub_memory, sub_runtimes, budget) if free else None
+        saved = sorted(kept + ([free[i] for i in sub.saved] if sub else []))
+        recomputed = [free[i] for i in sub.recomputed] if sub else []
+        value = math.fsum(float(runtimes[i]) for i in saved)
+        stats = dict(sub.stats) if sub else {}
+        stats["kept_random"] = list(kept)
+        solution = Solution(value=value, saved=saved, recomputed=recomputed,
+                            solver=sub.solver if sub else self.solver, stats=stats)  # fmt: skip
+        return budget, solution
+
+    def _call_for_peak(self, memory, joint_graph, max_memory, node_info, nodes, runtimes, source, graph):
         cap = getattr(self, "_current_capture", None)
         if cap is None or cap.joint_graph is not joint_graph:
             loc = _peaks._find_partition_locals()
@@ -462,8 +500,6 @@ def install(
     instance = _make(solver, budget, options, max_peak_bytes)
     with _lock:
         if _installed is None:
-            from . import _peaks
-
             _acquire_wrapper()
             _peaks._acquire_choose()
             _installed = {"solver": _fconfig.activation_memory_budget_solver,
@@ -489,8 +525,6 @@ def uninstall() -> None:
         _fconfig.activation_memory_budget = _installed["budget"]
         _installed = None
         _release_wrapper()
-        from . import _peaks
-
         _peaks._release_choose()
 
 
@@ -515,8 +549,6 @@ def use_solver(
     instance = _make(solver, budget, options, max_peak_bytes)
     previous = _fconfig.activation_memory_budget_solver
     previous_budget = _fconfig.activation_memory_budget
-    from . import _peaks
-
     peak = instance.max_peak_bytes is not None
     with _wrapper_held():
         if peak:

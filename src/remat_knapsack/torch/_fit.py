@@ -32,12 +32,17 @@ from ..errors import PeakLimitError
 from ..sweep_report import check_budgets
 from . import _peaks
 from . import _plugin as _rt
-from ._sweep import _check_model, _device, _sync, _zero_grad, profile_peak_bytes, saved_tensor_bytes
+from ._measure import profile_peak_bytes, saved_tensor_bytes
+from ._sweep import _check_model, _device, _sync, _zero_grad
 
 __all__ = ["FitReport", "fit", "predict_peaks", "MAX_COMPILES"]
 
 #: Compiles :func:`fit` may spend (the first plan and up to two corrections).
 MAX_COMPILES = 3
+
+#: A measured peak below this fraction of the limit, with something recomputed, makes
+#: :func:`fit` try a plan that keeps more (within :data:`MAX_COMPILES`).
+FILL = 0.9
 
 
 @dataclass
@@ -119,8 +124,10 @@ def fit(
     with ``max_peak_bytes``), compiles, and measures the step as :func:`sweep`
     does (peak, saved bytes, median of ``repeats`` steps). If the measured peak
     is above the limit, it compiles again aiming at ``target * limit /
-    measured``, at most :data:`MAX_COMPILES` compiles in all, and returns the
-    fastest compiled plan within the limit.
+    measured``; if it lands below :data:`FILL` of the limit with something
+    recomputed, it compiles again aiming higher by the same ratio. At most
+    :data:`MAX_COMPILES` compiles in all; it returns the fastest compiled plan
+    within the limit.
 
     Raises
     ------
@@ -137,7 +144,7 @@ def fit(
     args = args if isinstance(args, tuple) else (args,)
     loss_fn = _check_model(model, args, loss)
     device = _device(model, args)
-    tangent_bytes = _peaks.output_grad_bytes(model, args, loss_fn)
+    outside = _peaks.measure_outside(model, args, loss_fn, device)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
 
     target = limit
@@ -148,7 +155,8 @@ def fit(
     try:
         for _ in range(MAX_COMPILES):
             solver = _rt.KnapsackSolver("auto", max_peak_bytes=target)
-            solver._tangent_bytes = tangent_bytes
+            solver._tangent_bytes = outside.tangent_bytes
+            solver._loss_peak_bytes = outside.loss_peak_bytes
             result = _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
             compiles += 1
             attempts.append(result)
@@ -162,7 +170,15 @@ def fit(
                 tried.pop()
                 break
             if result["peak_bytes"] <= limit:
-                break
+                # Well below the limit with something recomputed: the model over-predicted this
+                # plan; aim higher (by the same ratio), to keep more within the limit.
+                if result["peak_bytes"] >= FILL * limit or not result["recomputes"]:
+                    break
+                nxt = int(math.floor(target * limit / max(1, result["peak_bytes"])))
+                if nxt <= target or any(r["target_bytes"] >= nxt for r in attempts):
+                    break
+                target = nxt
+                continue
             predicted = result["predicted_peak_bytes"]
             if not predicted or not result["plan_fits"]:
                 break
@@ -241,6 +257,9 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         "graphs": len(caps),
         "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
         "plans": [c["plan"] for c in solver.choices],
+        # whether any graph's plan recomputes something a higher target could keep
+        "recomputes": any(r.solution.recomputed for r in records)
+        or any(c["plan"] in ("inputs", "more_aggressive") for c in solver.choices),
     }
 
 
@@ -270,10 +289,11 @@ def predict_peaks(
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)
     loss_fn = _check_model(model, args, loss)
-    tangent_bytes = _peaks.output_grad_bytes(model, args, loss_fn)
+    outside = _peaks.measure_outside(model, args, loss_fn, _device(model, args))
     caps = _peaks._compile_and_capture(model, args, backend)
     if len(caps) == 1:
-        caps[0].tangent_bytes = tangent_bytes
+        caps[0].tangent_bytes = outside.tangent_bytes
+        caps[0].loss_peak_bytes = outside.loss_peak_bytes
     out = []
     solver = _rt.KnapsackSolver("auto")
     for b in budget_list:

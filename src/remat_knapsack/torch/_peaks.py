@@ -40,9 +40,10 @@ import torch
 import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
-from . import _rng
+from . import _inductor_peaks, _rng
 
-__all__ = ["Capture", "GraphPeak", "PeakPrediction", "capture_graphs", "op_workspaces", "step_peak"]
+__all__ = ["Capture", "GraphPeak", "OutsideStep", "PeakPrediction", "capture_graphs", "measure_outside",
+           "op_workspaces", "step_peak"]
 
 _cap_lock = threading.RLock()
 #: Lists told of every joint graph partitioned while they are registered.
@@ -358,11 +359,16 @@ class Capture:
             num_fwd_outputs = _partition_num_fwd_outputs(joint_graph)
         self.num_fwd_outputs = int(num_fwd_outputs)
         #: Bytes of the gradient the autograd engine hands each tangent, in order
-        #: (:func:`output_grad_bytes`); None: each tangent's own size.
+        #: (:class:`OutsideStep`); None: each tangent's own size.
         self.tangent_bytes: list[int] | None = None
+        #: The loss's own peak between the forward and the backward (:class:`OutsideStep`); 0: not modelled.
+        self.loss_peak_bytes = 0
+        #: Whose timeline :meth:`peak` models: "aot_eager" (the FX graphs run op by op, freeing
+        #: each value after its last use) or "inductor" (:mod:`._inductor_peaks`).
+        self.backend = "inductor" if _inductor_peaks.is_inductor_compile() else "aot_eager"
         #: :func:`op_workspaces` of the joint graph's ops, measured on first use (None: not yet).
         self.workspaces: dict[Any, int] | None = None
-        self._cache: dict[frozenset[str], GraphPeak] = {}
+        self._cache: dict[tuple[str, int, frozenset[str]], GraphPeak] = {}
         self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
 
     # saved sets
@@ -397,13 +403,19 @@ class Capture:
     # partition and liveness
     def peak(self, saved_values: Sequence[Any]) -> GraphPeak:
         """Partition the joint graph for ``saved_values`` and run the liveness pass over both halves."""
-        key = frozenset(n.name for n in saved_values)
+        key = (self.backend, self.loss_peak_bytes, frozenset(n.name for n in saved_values))
         hit = self._cache.get(key)
         if hit is None:
             hit = self._cache[key] = self._peak(list(saved_values))
         return hit
 
-    def _peak(self, saved_values: list[Any]) -> GraphPeak:
+    def partition(self, saved_values: Sequence[Any]) -> tuple[Any, Any]:
+        """The forward and backward graph modules the partitioner makes for ``saved_values``.
+
+        PyTorch's own pieces, in ``min_cut_rematerialization_partition``'s order:
+        ``_extract_fwd_bwd_modules``, ``reordering_to_mimic_autograd_engine``,
+        ``raise_getitems``. Fresh modules on every call (inductor's passes mutate them).
+        """
         is_sym = _partitioners.is_sym_node
         saved_sym = [n for n in saved_values if is_sym(n)]
         saved = [n for n in saved_values if not is_sym(n) and not _partitioners.is_opaque_node(n)]
@@ -414,8 +426,14 @@ class Capture:
             static_lifetime_input_nodes=self.node_info.static_lifetime_input_nodes,
         )  # fmt: skip
         bw = _partitioners.reordering_to_mimic_autograd_engine(bw)
-        fw = _partitioners.raise_getitems(fw)
-        bw = _partitioners.raise_getitems(bw)
+        return _partitioners.raise_getitems(fw), _partitioners.raise_getitems(bw)
+
+    def _peak(self, saved_values: list[Any]) -> GraphPeak:
+        is_sym = _partitioners.is_sym_node
+        saved_sym = [n for n in saved_values if is_sym(n)]
+        saved = [n for n in saved_values if not is_sym(n) and not _partitioners.is_opaque_node(n)]
+        opaque = [n for n in saved_values if _partitioners.is_opaque_node(n)]
+        fw, bw = self.partition(saved_values)
         if self.workspaces is None:
             self.workspaces = op_workspaces(list(self.joint_graph.nodes))
         ws = self.workspaces
@@ -435,9 +453,11 @@ class Capture:
         if given is not None and len(given) != len(tangent_nodes):
             given = None
         tangents: dict[int, int] = {}
+        tangents_by_name: dict[str, int] = {}
         for i, n in enumerate(tangent_nodes):
             for k, b in _node_storages(n):
                 tangents[k] = b if given is None else min(b, given[i])
+                tangents_by_name[str(n.target)] = tangents[k]
         # User outputs stay; saved tensors the forward allocated are live on entry to the
         # backward (freed after their last use there); parameters and inputs pre-exist.
         user_keys = set(fw_alive) - set(saved_keys)
@@ -448,6 +468,14 @@ class Capture:
         fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
             n.name for n in bw.graph.nodes if n.op == "call_function"
         }
+        if self.backend == "inductor":
+            # The same partition, as inductor schedules it (fusion, reordering, frees).
+            owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not _is_tangent(n)
+                     and not any(k in inputs for k, _ in _node_storages(n))}  # fmt: skip
+            fresh_fw, fresh_bw = self.partition(saved_values)
+            fw_deltas, bw_deltas = _inductor_peaks.plan_events(fresh_fw, fresh_bw, tangents_by_name, owned)
+        if self.loss_peak_bytes:  # the eager loss runs between the forward and the backward
+            bw_deltas = (self.loss_peak_bytes, -self.loss_peak_bytes, *bw_deltas)
         return GraphPeak(
             fw_events=tuple(fw_deltas),
             bw_events=tuple(bw_deltas),
@@ -614,6 +642,7 @@ def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -
     finally:
         solver._current_capture = None
     cap.tangent_bytes = solver._tangent_bytes
+    cap.loss_peak_bytes = solver._loss_peak_bytes
     searched = solver.history[-1].min_peak_bytes if len(solver.history) > calls else None
     return _choose_for_peak(cap, solver, list(saved), searched)
 
@@ -676,20 +705,47 @@ def capture_graphs() -> Iterator[list[Capture]]:
 # ---------------------------------------------------------------------- predict_peaks
 
 
-def output_grad_bytes(model: Any, args: tuple, loss_fn: Callable[[Any], Any]) -> list[int]:
-    """Bytes of the gradient the autograd engine hands each output of ``model(*args)`` that needs one.
+@dataclass(frozen=True)
+class OutsideStep:
+    """What the eager code around a compiled model does in one step, measured once.
 
-    The loss runs outside the compiled graph, so its backward decides what the
-    graph's tangents cost: ``out.sum()`` hands an expanded scalar (4 bytes),
-    ``cross_entropy(logits, y)`` a full-size gradient. Found eagerly with
-    ``torch.autograd.grad`` on the outputs (no parameter's ``.grad`` changes).
+    Attributes
+    ----------
+    tangent_bytes : list of int
+        Bytes of the gradient the autograd engine hands each output that needs
+        one (the compiled backward's tangents): ``out.sum()`` hands an expanded
+        scalar (4 bytes), ``cross_entropy(logits, y)`` a full-size gradient.
+    loss_peak_bytes : int
+        The highest the loss's forward and its backward down to the model's
+        outputs allocate above the outputs themselves. A language model's loss
+        over its vocabulary (a float copy of the logits, ``logsumexp``, their
+        gradients) is often the peak of the whole step.
+    """
+
+    tangent_bytes: list[int]
+    loss_peak_bytes: int
+
+
+def measure_outside(model: Any, args: tuple, loss_fn: Callable[[Any], Any], device: str = "cpu") -> OutsideStep:
+    """Run ``model(*args)`` eagerly once and measure the loss around it (:class:`OutsideStep`).
+
+    The loss's forward and ``torch.autograd.grad`` of it with respect to the
+    outputs run under the allocator's profiler (CPU) or peak counter (CUDA);
+    no parameter's ``.grad`` changes.
     """
     from torch.utils._pytree import tree_flatten
 
+    from ._measure import profile_peak_bytes
+
     out = model(*args)
     leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    value = loss_fn(out)
-    grads = torch.autograd.grad(value, leaves, allow_unused=True)
+    grads: list[Any] = []
+
+    def loss_region() -> None:
+        value = loss_fn(out)
+        grads.extend(torch.autograd.grad(value, leaves, allow_unused=True))
+
+    peak = profile_peak_bytes(loss_region, device)
     sizes = []
     for t, g in zip(leaves, grads):
         if g is None:  # AOTAutograd materialises a missing gradient as zeros
@@ -697,7 +753,7 @@ def output_grad_bytes(model: Any, args: tuple, loss_fn: Callable[[Any], Any]) ->
         else:
             s = _storage(g)
             sizes.append(s[1] if s is not None else 0)
-    return sizes
+    return OutsideStep(tangent_bytes=sizes, loss_peak_bytes=int(peak))
 
 
 def _compile_and_capture(model: Any, args: tuple, backend: Any) -> list[Capture]:
@@ -735,7 +791,8 @@ class PlanChoice:
 
 
 def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[float], memory: Sequence[float],
-                limit: int, *, max_plans: int = 48, frontier_points: int = 24) -> PlanChoice:  # fmt: skip
+                limit: int, *, max_plans: int = 48, frontier_points: int = 24,
+                bisect: bool = False) -> PlanChoice:  # fmt: skip
     """The plan that keeps the most runtime among those whose modelled peak is within ``limit``.
 
     A plan is a set of candidates the knapsack lets the min-cut recompute (the
@@ -747,7 +804,9 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     (removal sets in ascending removed runtime, each generated once), and the
     first one that fits is optimal. The enumeration stops there, at the lower
     bound (optimal too), or after ``max_plans`` plans (``exact=False``: the best
-    plan found). Random candidates are in no plan's recompute set
+    plan found). ``bisect=True`` halves the gap between the samples instead
+    of scanning it (for costly peak models: inductor's schedule per plan).
+    Random candidates are in no plan's recompute set
     (:mod:`._rng`). Deterministic: same graph, same limit, same plan.
     """
     import heapq
@@ -806,9 +865,14 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
             lo = max(fitting)
             above = [j for j in picks if j > lo]
             hi = min(above) if above else lo
-            for j in range(hi - 1, lo, -1):
-                if consider(at(j)):
-                    break
+            if bisect:
+                while hi - lo > 1:  # lo fits, hi does not (or is lo): halve the gap
+                    mid = (lo + hi) // 2
+                    lo, hi = (mid, hi) if consider(at(mid)) else (lo, mid)
+            else:
+                for j in range(hi - 1, lo, -1):
+                    if consider(at(j)):
+                        break
 
     exact = True
     order = sorted(free, key=lambda i: (r[i], i))

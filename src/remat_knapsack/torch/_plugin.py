@@ -306,8 +306,10 @@ class KnapsackSolver(_HOOK):
         #: its modelled peak, whether it fits, its recompute cost and the others' (see ``_peaks._choose_for_peak``).
         self.choices: list[dict[str, Any]] = []
         self._current_capture: Any = None
-        #: What the engine hands each tangent (``_peaks.output_grad_bytes``); set by ``fit``, None: their sizes.
+        #: What the engine hands each tangent and the eager loss's own peak (``_peaks.OutsideStep``);
+        #: set by ``fit``. None and 0: the tangents' sizes, no loss modelled.
         self._tangent_bytes: list[int] | None = None
+        self._loss_peak_bytes = 0
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
         if budget is not None:  # keeps the key of budget=None plans unchanged
             key["budget"] = budget
@@ -416,9 +418,10 @@ class KnapsackSolver(_HOOK):
             loc = _peaks._find_partition_locals()
             cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
         cap.tangent_bytes = self._tangent_bytes
+        cap.loss_peak_bytes = self._loss_peak_bytes
         start = time.perf_counter()
         with _peaks._dispatch_allowed():
-            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes, max_plans=self.max_plans)
+            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes, **_search_effort(cap, self))
         recomputed = list(choice.recompute)
         dropped = set(recomputed)
         saved = [i for i in range(len(memory)) if i not in dropped]
@@ -450,6 +453,21 @@ class KnapsackSolver(_HOOK):
                     name = entry[3] = _graph_name(joint_graph)
                 return list(runtimes), "partitioner", name
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
+
+
+#: With inductor each plan costs one lowering and scheduling of two graphs (about a second
+#: each), so the peak search samples fewer budget points, bisects between them and
+#: enumerates at most this many plans beyond them.
+INDUCTOR_FRONTIER_POINTS = 6
+INDUCTOR_MAX_PLANS = 2
+
+
+def _search_effort(cap: Any, solver: KnapsackSolver) -> dict[str, Any]:
+    """``search_plan``'s effort settings for the backend ``cap`` is modelled for."""
+    if cap.backend == "inductor":
+        return {"max_plans": min(solver.max_plans, INDUCTOR_MAX_PLANS),
+                "frontier_points": INDUCTOR_FRONTIER_POINTS, "bisect": True}  # fmt: skip
+    return {"max_plans": solver.max_plans}
 
 
 def check_peak_limit(limit: Any) -> int:

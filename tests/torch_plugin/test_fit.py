@@ -11,6 +11,8 @@ torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-kna
 from remat_knapsack.errors import PeakLimitError  # noqa: E402
 
 MiB = 1 << 20
+#: The backend these tests plan for: the exact peak model, and compiles in a fraction of a second.
+AOT = "aot_eager"
 
 
 def _mlp(rows: int = 1024, d: int = 32):
@@ -25,7 +27,7 @@ def peaks():
     from remat_knapsack.torch import predict_peaks
 
     model, args = _mlp()
-    return predict_peaks(model, args, [0.0, 1.0])
+    return predict_peaks(model, args, [0.0, 1.0], backend=AOT)
 
 
 def test_fit_meets_a_reachable_limit_in_one_compile(peaks):
@@ -33,7 +35,7 @@ def test_fit_meets_a_reachable_limit_in_one_compile(peaks):
 
     model, args = _mlp()
     limit = max(p.peak_bytes for p in peaks) + MiB // 4
-    r = fit(model, args, limit, repeats=1)
+    r = fit(model, args, limit, repeats=1, backend=AOT)
     assert isinstance(r, FitReport) and r.compiles == 1
     assert r.peak_bytes <= limit and r.predicted_peak_bytes <= limit
     assert r.saved_bytes > 0 and r.step_seconds > 0
@@ -56,7 +58,7 @@ def test_fit_corrects_itself_when_the_measured_peak_is_above_the_limit(peaks, mo
         return limit + MiB if len(calls) == 1 else peak
 
     monkeypatch.setattr(_fit, "profile_peak_bytes", too_high_once)
-    r = fit(model, args, limit, repeats=1)
+    r = fit(model, args, limit, repeats=1, backend=AOT)
     assert r.compiles == 2 and len(r.attempts) == 2
     assert r.attempts[0]["peak_bytes"] == limit + MiB and r.peak_bytes <= limit
     assert r.attempts[1]["target_bytes"] < r.attempts[0]["target_bytes"] == limit
@@ -65,7 +67,7 @@ def test_fit_corrects_itself_when_the_measured_peak_is_above_the_limit(peaks, mo
     # always above the limit: three compiles, then PeakLimitError naming the smallest measured peak
     monkeypatch.setattr(_fit, "profile_peak_bytes", lambda step, device="cpu": (real(step, device), limit + 1)[1])
     with pytest.raises(PeakLimitError, match="measured") as info:
-        fit(model, args, limit, repeats=1)
+        fit(model, args, limit, repeats=1, backend=AOT)
     assert info.value.measured and info.value.smallest == limit + 1
 
 
@@ -74,7 +76,7 @@ def test_an_unreachable_limit_raises_peak_limit_error(peaks):
 
     model, args = _mlp()
     with pytest.raises(PeakLimitError) as info:
-        fit(model, args, 1024, repeats=1)
+        fit(model, args, 1024, repeats=1, backend=AOT)
     assert info.value.limit == 1024 and info.value.smallest > 1024 and not info.value.measured
     assert "1024 bytes" in str(info.value)
 
@@ -108,13 +110,14 @@ def test_cli_fit(tmp_path, capsys, peaks):
     )
     limit = max(p.peak_bytes for p in peaks) + MiB // 4
     out = tmp_path / "fit.json"
-    code = main(["fit", f"{mod}:make", "--max-peak", str(limit), "--repeats", "1", "--out", str(out)])
+    code = main(["fit", f"{mod}:make", "--max-peak", str(limit), "--repeats", "1", "--out", str(out), "--backend", AOT])
     text = capsys.readouterr().out
     assert code == 0, text
     assert "compile 1: target" in text and "use it: with remat_knapsack.torch.use_solver(" in text
     d = json.loads(out.read_text())
     assert d["max_peak_bytes"] == limit and d["peak_bytes"] <= limit and d["compiles"] == 1
-    assert main(["fit", f"{mod}:make", "--max-peak", "1KiB", "--repeats", "1", "--out", str(out)]) == 3
+    unreachable = ["fit", f"{mod}:make", "--max-peak", "1KiB", "--repeats", "1", "--out", str(out), "--backend", AOT]
+    assert main(unreachable) == 3
     assert "no plan keeps" in capsys.readouterr().err
     for bad in ("0", "-1", "lots"):
         with pytest.raises(SystemExit):

@@ -112,14 +112,14 @@ def test_no_fresh_dropout_mask_through_install_and_a_solver_set_by_hand():
 
 def test_peak_constrained_plans_and_fit_keep_the_dropout_mask():
     model, (x,), loss = make_dropout_mlp()
-    peaks = predict_peaks(model, (x,), [0.0, 1.0], loss=loss)
+    peaks = predict_peaks(model, (x,), [0.0, 1.0], loss=loss, backend="aot_eager")
     low, high = min(p.peak_bytes for p in peaks), max(p.peak_bytes for p in peaks)
     for limit in (low, (low + high) // 2, high):
         torch._dynamo.reset()
         with fconfig.patch(enable_autograd_cache=False), use_solver(max_peak_bytes=limit):
             ok = dropout_mask_consistent(model, torch.compile(model, backend="aot_eager"), x)
         assert ok, f"max_peak_bytes={limit}: a new dropout mask"
-    report = fit(model, (x,), high, loss=loss, repeats=1)
+    report = fit(model, (x,), high, loss=loss, repeats=1, backend="aot_eager")
     torch._dynamo.reset()
     with fconfig.patch(enable_autograd_cache=False), use_solver(report.solver):
         assert dropout_mask_consistent(model, torch.compile(model, backend="aot_eager"), x)
@@ -128,10 +128,10 @@ def test_peak_constrained_plans_and_fit_keep_the_dropout_mask():
 @pytest.mark.parametrize("name", ["decoder", "batchnorm"])
 def test_fit_plan_trains_as_eager(name):
     model, args, loss = fresh(name)
-    peaks = predict_peaks(model, args, [0.0, 1.0], loss=loss)
+    peaks = predict_peaks(model, args, [0.0, 1.0], loss=loss, backend="aot_eager")
     # midway between recomputing all and keeping all, with a little slack where the two are close
     limit = (min(p.peak_bytes for p in peaks) + max(p.peak_bytes for p in peaks)) // 2 + 4096
-    report = fit(model, args, limit, loss=loss, repeats=1)
+    report = fit(model, args, limit, loss=loss, repeats=1, backend="aot_eager")
     expected = _eager_step(name)
     got, _ = _compiled_step(name, fconfig.activation_memory_budget, report.solver)
     assert_same_step(expected, got, where=f"{name}, fit's plan ({report.solver!r}):")

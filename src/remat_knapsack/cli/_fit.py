@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="FUNCTION() returns (model, args) or (model, args, loss); MODULE: a .py file too")  # fmt: skip
     s.add_argument("--max-peak", type=_limit_arg, required=True, metavar="BYTES|MiB|GiB",
                    help="peak of one training step (forward and backward) above its start")  # fmt: skip
-    s.add_argument("--backend", default="aot_eager", help="torch.compile backend (default aot_eager)")
+    s.add_argument("--backend", default="inductor", help="torch.compile backend (default inductor, torch.compile's)")
     s.add_argument("--repeats", type=_repeats_arg, default=5, metavar="N", help="timed steps (default 5)")
     s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
     s.set_defaults(func=cmd_fit)

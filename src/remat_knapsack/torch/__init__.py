@@ -2,8 +2,11 @@
 
 Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
 :func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
-each budget and measures it), ``_peaks`` (the peak model; it imports none of
-the others) and ``_fit`` (:func:`predict_peaks`, :func:`fit`). May import: torch, and every torch-free part of
+each budget and measures it), ``_measure`` (a step's measured peak and saved
+bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
+``_inductor_peaks`` (its inductor timeline) and ``_fit`` (:func:`predict_peaks`,
+:func:`fit`). ``_rng``, ``_measure`` and ``_inductor_peaks`` import none of the
+others; ``_peaks`` imports only those. May import: torch, and every torch-free part of
 the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
 
@@ -67,8 +70,17 @@ step as :func:`sweep` does and corrects itself when the measured peak is above
 the limit (at most 3 compiles); :class:`FitReport` says what it chose, and
 :class:`~remat_knapsack.errors.PeakLimitError` (a ``ValueError``) that nothing
 fits. The command is ``remat-knapsack fit MODULE:FUNCTION --max-peak 2GiB``.
-The model follows ``aot_eager``; ``inductor`` fuses and reorders (see
-``docs/planning-for-bytes.md`` for its measured error).
+Under ``inductor`` (the default of all three, as of ``torch.compile``) each
+plan's graphs are lowered and scheduled by inductor itself, without code
+generation, and the peak read from its memory timeline; under ``aot_eager``
+the liveness pass models them. A loss computed outside the compiled model is
+measured once eagerly and added between the forward and the backward.
+
+Random ops
+----------
+No plan of ours recomputes a random op: the backward reads the forward's
+dropout mask instead of drawing a new one (PyTorch's own partitioner does draw
+one below budget 1, pytorch/pytorch#190758). ``_rng`` holds the rule.
 
 >>> from remat_knapsack.torch import fit, use_solver                # doctest: +SKIP
 >>> report = fit(model, (x,), 64 << 20)                             # doctest: +SKIP

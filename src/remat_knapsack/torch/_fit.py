@@ -12,7 +12,7 @@ modelled peak, and compiles again: at most three compiles in all.
 >>> report.peak_bytes <= 64 << 20, report.compiles                    # doctest: +SKIP
 (True, 1)
 >>> with use_solver(report.solver):                                   # doctest: +SKIP
-...     compiled = torch.compile(model, backend="aot_eager")          # the same plan
+...     compiled = torch.compile(model)                               # the same plan
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class FitReport:
     predicted_peak_bytes: int | None
     compiles: int
     solver: Any = field(repr=False)
-    backend: str = "aot_eager"
+    backend: str = "inductor"
     attempts: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,7 +115,7 @@ def fit(
     max_peak_bytes: int,
     *,
     loss: Callable[[Any], Any] | None = None,
-    backend: Any = "aot_eager",
+    backend: Any = "inductor",
     repeats: int = 5,
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
@@ -257,9 +257,10 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
         "graphs": len(caps),
         "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
         "plans": [c["plan"] for c in solver.choices],
-        # whether any graph's plan recomputes something a higher target could keep
+        # whether a higher target could keep more: the knapsack let something be recomputed, or
+        # a plan that recomputes less was turned down for its modelled peak
         "recomputes": any(r.solution.recomputed for r in records)
-        or any(c["plan"] in ("inputs", "more_aggressive") for c in solver.choices),
+        or any(o["recompute_cost"] < c["recompute_cost"] for c in solver.choices for o in c["others"].values()),
     }
 
 
@@ -269,22 +270,25 @@ def predict_peaks(
     budgets: Sequence[float],
     *,
     loss: Callable[[Any], Any] | None = None,
-    backend: Any = "aot_eager",
+    backend: Any = "inductor",
 ) -> list[_peaks.PeakPrediction]:
     """Predicted peak and saved bytes of one training step at each budget, from one compile.
 
     The model is compiled once (its forward run once, to capture the joint
     graphs); each budget's saved set is what the partitioner picks with our
     ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
-    shortcuts included), and its peak comes from the liveness pass over the
-    forward and backward graphs the partitioner extracts for it. Cost: one
-    compile plus a few graph passes per budget, against one compile per budget
-    for :func:`~remat_knapsack.torch.sweep`.
+    shortcuts included), and its peak comes from the forward and backward
+    graphs the partitioner extracts for it: under ``inductor`` (the default,
+    ``torch.compile``'s) inductor's own schedule of each graph, lowered and
+    fused but not compiled to code (about a second per graph); under
+    ``aot_eager`` a liveness pass over the FX graphs. Cost: one compile plus
+    that per budget, against one compile and one measured step per budget for
+    :func:`~remat_knapsack.torch.sweep`.
 
-    The model is the one ``aot_eager`` runs: ``inductor`` fuses and reorders,
-    which the model does not see (see ``docs/planning-for-bytes.md``).
-    ``loss`` is checked as :func:`sweep` checks it; the loss computed outside
-    the compiled model is small and not modelled.
+    ``loss`` is checked as :func:`sweep` checks it. When it runs outside the
+    compiled model (the usual case: ``loss(model(x))``), its own peak between
+    the forward and the backward is measured once eagerly and added
+    (:func:`~remat_knapsack.torch._peaks.measure_outside`).
     """
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)

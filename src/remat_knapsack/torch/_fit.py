@@ -17,6 +17,7 @@ modelled peak, and compiles again: at most three compiles in all.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import statistics
@@ -30,7 +31,7 @@ import torch._functorch.config as _fconfig
 
 from ..errors import PeakLimitError
 from ..sweep_report import check_budgets
-from . import _peaks
+from . import _peaks, _regions
 from . import _plugin as _rt
 from ._measure import profile_peak_bytes, saved_tensor_bytes
 from ._sweep import _check_model, _device, _sync, _zero_grad
@@ -117,6 +118,7 @@ def fit(
     loss: Callable[[Any], Any] | None = None,
     backend: Any = "inductor",
     repeats: int = 5,
+    regions: Sequence[str] | None = None,
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
 
@@ -129,12 +131,19 @@ def fit(
     :data:`MAX_COMPILES` compiles in all; it returns the fastest compiled plan
     within the limit.
 
+    ``regions``: names of submodules compiled one by one, the rest of the model
+    eager (as torchtitan compiles each block). The step is recorded once
+    first (one more compile, at PyTorch's default plan, measured): which
+    graphs run in which order, and what the eager code adds. Then every
+    graph's plan is held to the whole step's modelled peak, each graph
+    planned with the ones before it at their chosen plans.
+
     Raises
     ------
     ValueError
         Before anything compiles: a limit that is not a number of bytes > 0
         (0, negative, NaN, inf, a string), ``repeats`` < 1, a model or loss
-        that does not run.
+        that does not run, a region that is not a submodule.
     PeakLimitError
         No plan's modelled peak fits the limit (it names the smallest the model
         reaches), or no compiled plan's measured peak fits it.
@@ -143,9 +152,13 @@ def fit(
     repeats = _check_repeats(repeats)
     args = args if isinstance(args, tuple) else (args,)
     loss_fn = _check_model(model, args, loss)
+    regions = _regions.check_regions(model, regions)
     device = _device(model, args)
     outside = _peaks.measure_outside(model, args, loss_fn, device)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    step = None
+    if regions is not None:
+        step = _regions.record_step(model, args, loss_fn, regions, backend, device)
 
     target = limit
     attempts: list[dict[str, Any]] = []
@@ -155,9 +168,13 @@ def fit(
     try:
         for _ in range(MAX_COMPILES):
             solver = _rt.KnapsackSolver("auto", max_peak_bytes=target)
-            solver._tangent_bytes = outside.tangent_bytes
-            solver._loss_peak_bytes = outside.loss_peak_bytes
-            result = _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
+            if step is None:  # one graph: the loss and its tangents are that graph's
+                solver._tangent_bytes = outside.tangent_bytes
+                solver._loss_peak_bytes = outside.loss_peak_bytes
+            else:  # several: the recorded step composes them, the loss between forwards and backwards
+                step.reset()
+                solver._step = step
+            result = _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions)
             compiles += 1
             attempts.append(result)
             tried.append((result, solver))
@@ -204,17 +221,30 @@ def fit(
         saved_bytes=best["saved_bytes"],
         predicted_peak_bytes=best["predicted_peak_bytes"],
         compiles=compiles,
-        solver=_rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes),
+        solver=_report_solver(solver),
         backend=name,
         attempts=attempts,
     )
 
 
-def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device) -> dict[str, Any]:
+def _report_solver(solver: Any) -> Any:
+    """A fresh solver that compiles ``solver``'s plan again (with the recorded step, for regions)."""
+    fresh = _rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes)
+    if solver._step is not None:
+        fresh._step = solver._step
+    else:
+        fresh._tangent_bytes, fresh._loss_peak_bytes = solver._tangent_bytes, solver._loss_peak_bytes
+    return fresh
+
+
+def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions=None) -> dict[str, Any]:
     """One compile with ``solver`` and one measurement, as ``sweep`` measures a budget."""
     torch._dynamo.reset()
-    with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False), _rt.use_solver(solver):
-        compiled = torch.compile(model, backend=backend)
+    with contextlib.ExitStack() as stack:
+        caps = stack.enter_context(_peaks.capture_graphs())
+        stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
+        stack.enter_context(_rt.use_solver(solver))
+        compiled = stack.enter_context(_regions.compiled(model, regions, backend))
 
         def step() -> None:
             out = compiled(*args)
@@ -243,7 +273,10 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device)
             _zero_grad(model, args)
     records = solver.history
     # every partitioned graph went through the peak solver's choice (use_solver wraps choose_saved_values_set)
-    predicted = _peaks.step_peak(solver._graph_peaks) if solver._graph_peaks else None
+    if solver._step is not None:  # regions: the recorded step with every graph at its chosen plan
+        predicted = solver._step.peak()
+    else:
+        predicted = _peaks.step_peak(solver._graph_peaks) if solver._graph_peaks else None
     fits = all(c["fits"] for c in solver.choices)
     mins = [c["min_peak_bytes"] for c in solver.choices]
     return {
@@ -271,6 +304,7 @@ def predict_peaks(
     *,
     loss: Callable[[Any], Any] | None = None,
     backend: Any = "inductor",
+    regions: Sequence[str] | None = None,
 ) -> list[_peaks.PeakPrediction]:
     """Predicted peak and saved bytes of one training step at each budget, from one compile.
 
@@ -289,17 +323,36 @@ def predict_peaks(
     compiled model (the usual case: ``loss(model(x))``), its own peak between
     the forward and the backward is measured once eagerly and added
     (:func:`~remat_knapsack.torch._peaks.measure_outside`).
+
+    ``regions``: names of submodules compiled one by one, the rest eager (as
+    torchtitan compiles each block). One step is then compiled, run and
+    measured at PyTorch's default plan; it tells which graphs run in which
+    order (identical blocks share one graph, run once per block) and what the
+    eager code around them adds (its measured peak less the modelled one).
+    Each budget's peak composes every graph's plan over that step, with no
+    further compile (:mod:`remat_knapsack.torch._regions`).
     """
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)
     loss_fn = _check_model(model, args, loss)
-    outside = _peaks.measure_outside(model, args, loss_fn, _device(model, args))
+    regions = _regions.check_regions(model, regions)
+    device = _device(model, args)
+    outside = _peaks.measure_outside(model, args, loss_fn, device)
+    solver = _rt.KnapsackSolver("auto")
+    if regions is not None:
+        step = _regions.record_step(model, args, loss_fn, regions, backend, device)
+        out = []
+        for b in budget_list:
+            with _rt._wrapper_held():
+                graphs = {k: c.peak(c.saved_for_budget(b, solver)) for k, c in step.captures.items()}
+            out.append(_peaks.PeakPrediction(budget=b, peak_bytes=step.peak(graphs),
+                                             saved_bytes=step.saved_bytes(graphs)))  # fmt: skip
+        return out
     caps = _peaks._compile_and_capture(model, args, backend)
     if len(caps) == 1:
         caps[0].tangent_bytes = outside.tangent_bytes
         caps[0].loss_peak_bytes = outside.loss_peak_bytes
     out = []
-    solver = _rt.KnapsackSolver("auto")
     for b in budget_list:
         with _rt._wrapper_held():
             graphs = [c.peak(c.saved_for_budget(b, solver)) for c in caps]

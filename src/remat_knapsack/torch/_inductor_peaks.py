@@ -131,15 +131,16 @@ def schedule(gm: Any, *, is_backward: bool) -> Timeline:
     return timeline
 
 
-def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int],
-                owned: set[str]) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
+def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str], *,
+                allocate_tangents: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
     """Forward and backward allocation deltas of one plan's graphs under inductor (see the module doc).
 
     ``tangent_bytes``: the bytes the autograd engine hands each tangent input
     of ``bw``, by name (a loss such as ``out.sum()`` hands an expanded
     scalar). ``owned``: the names of ``bw``'s other inputs that the step
     allocated (saved activations); parameters and their views are not among
-    them and are never freed.
+    them and are never freed. ``allocate_tangents=False``: the tangents exist
+    before the backward starts (made by the step around it); they are only freed.
     """
     fw_time = schedule(fw, is_backward=False)
     bw_time = schedule(bw, is_backward=True)
@@ -149,7 +150,8 @@ def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int],
             deltas[end + 1] -= min(size, tangent_bytes[name])
         elif name in owned:
             deltas[end + 1] -= size
-    return tuple(fw_time.deltas), (sum(tangent_bytes.values()), *deltas)
+    start = sum(tangent_bytes.values()) if allocate_tangents else 0
+    return tuple(fw_time.deltas), (start, *deltas)
 
 
 def is_inductor_compile() -> bool:

@@ -7,12 +7,13 @@ these. May import: torch. Imports nothing else of the package.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-__all__ = ["profile_peak_bytes", "saved_tensor_bytes"]
+__all__ = ["Timeline", "profile_peak_bytes", "profile_timeline", "saved_tensor_bytes"]
 
 
 def saved_tensor_bytes(step: Callable[[], Any]) -> int:
@@ -61,3 +62,51 @@ def profile_peak_bytes(step: Callable[[], Any], device: str = "cpu") -> int:
         running += e.nbytes()
         peak = max(peak, running)
     return peak
+
+
+@dataclass(frozen=True)
+class Timeline:
+    """One profiled step: the allocator's events and the intervals of chosen profiler events, in time order.
+
+    ``events``: ``(time_ns, bytes)``, positive for an allocation, negative
+    for a free. ``intervals``: ``(name, start_ns, end_ns)`` for every event
+    whose name is among those asked for.
+    """
+
+    events: tuple[tuple[int, int], ...]
+    intervals: tuple[tuple[str, int, int], ...]
+
+    @property
+    def peak_bytes(self) -> int:
+        """The highest running sum of the events (0 when nothing is allocated)."""
+        running = peak = 0
+        for _, nbytes in self.events:
+            running += nbytes
+            peak = max(peak, running)
+        return peak
+
+
+def profile_timeline(step: Callable[[], Any], names: Sequence[str], device: str = "cpu") -> Timeline:
+    """Run ``step()`` under ``torch.profiler`` with memory profiling; its :class:`Timeline`.
+
+    The allocator's events of ``device`` (``"[memory]"`` events, as
+    :func:`profile_peak_bytes` reads them on the CPU) and the intervals of the
+    profiler events named in ``names`` (such as ``"CompiledFunction"``, one
+    compiled forward graph's run).
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities, profile_memory=True) as prof:
+        step()
+    wanted = set(names)
+    kind = "CUDA" if device == "cuda" else "CPU"
+    events, intervals = [], []
+    for e in prof.profiler.kineto_results.events():
+        name = e.name()
+        if name == "[memory]":
+            if str(e.device_type()).endswith(kind):
+                events.append((e.start_ns(), e.nbytes()))
+        elif name in wanted:
+            intervals.append((name, e.start_ns(), e.start_ns() + e.duration_ns()))
+    return Timeline(events=tuple(sorted(events)), intervals=tuple(sorted(intervals, key=lambda x: x[1])))

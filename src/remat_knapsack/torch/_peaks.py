@@ -363,12 +363,15 @@ class Capture:
         self.tangent_bytes: list[int] | None = None
         #: The loss's own peak between the forward and the backward (:class:`OutsideStep`); 0: not modelled.
         self.loss_peak_bytes = 0
+        #: Whether the backward's tangents exist before it starts (a region's: the step made them,
+        #: ``_regions``); they are then not allocated by it, only freed after their last use.
+        self.tangents_given = False
         #: Whose timeline :meth:`peak` models: "aot_eager" (the FX graphs run op by op, freeing
         #: each value after its last use) or "inductor" (:mod:`._inductor_peaks`).
         self.backend = "inductor" if _inductor_peaks.is_inductor_compile() else "aot_eager"
         #: :func:`op_workspaces` of the joint graph's ops, measured on first use (None: not yet).
         self.workspaces: dict[Any, int] | None = None
-        self._cache: dict[tuple[str, int, frozenset[str]], GraphPeak] = {}
+        self._cache: dict[tuple[str, int, bool, frozenset[str]], GraphPeak] = {}
         self._plan_cache: dict[frozenset[int], tuple[frozenset[str], list[Any]]] = {}
 
     # saved sets
@@ -403,7 +406,7 @@ class Capture:
     # partition and liveness
     def peak(self, saved_values: Sequence[Any]) -> GraphPeak:
         """Partition the joint graph for ``saved_values`` and run the liveness pass over both halves."""
-        key = (self.backend, self.loss_peak_bytes, frozenset(n.name for n in saved_values))
+        key = (self.backend, self.loss_peak_bytes, self.tangents_given, frozenset(n.name for n in saved_values))
         hit = self._cache.get(key)
         if hit is None:
             hit = self._cache[key] = self._peak(list(saved_values))
@@ -462,8 +465,9 @@ class Capture:
         # backward (freed after their last use there); parameters and inputs pre-exist.
         user_keys = set(fw_alive) - set(saved_keys)
         bw_deltas, _, freed = _liveness(
-            bw, preexisting=inputs | user_keys, fresh_inputs=tangents, keep_outputs=None, workspaces=ws
-        )
+            bw, preexisting=inputs | user_keys, fresh_inputs={} if self.tangents_given else tangents,
+            keep_outputs=None, workspaces=ws,
+        )  # fmt: skip
         # A saved tensor the backward never frees (unused there) goes when autograd releases the graph.
         fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
             n.name for n in bw.graph.nodes if n.op == "call_function"
@@ -473,7 +477,8 @@ class Capture:
             owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not _is_tangent(n)
                      and not any(k in inputs for k, _ in _node_storages(n))}  # fmt: skip
             fresh_fw, fresh_bw = self.partition(saved_values)
-            fw_deltas, bw_deltas = _inductor_peaks.plan_events(fresh_fw, fresh_bw, tangents_by_name, owned)
+            fw_deltas, bw_deltas = _inductor_peaks.plan_events(fresh_fw, fresh_bw, tangents_by_name, owned,
+                                                               allocate_tangents=not self.tangents_given)  # fmt: skip
         if self.loss_peak_bytes:  # the eager loss runs between the forward and the backward
             bw_deltas = (self.loss_peak_bytes, -self.loss_peak_bytes, *bw_deltas)
         return GraphPeak(
@@ -513,13 +518,25 @@ def _partition_num_fwd_outputs(joint_graph: Any) -> int:
     return len(out.args[0]) - primals
 
 
-def step_peak(graphs: Sequence[GraphPeak]) -> int:
-    """Peak of one step over several graphs: forwards in order, then backwards in reverse."""
+def graph_key(joint_graph: Any) -> str:
+    """A joint graph's identity across compiles: a hash of its code (the same model gives the same key)."""
+    import hashlib
+
+    return hashlib.sha256(joint_graph.python_code("self").src.encode()).hexdigest()[:16]
+
+
+def step_peak(graphs: Sequence[GraphPeak], between: int = 0) -> int:
+    """Peak of one step over several graphs: forwards in order, then backwards in reverse.
+
+    ``between``: a spike between the last forward and the first backward (the
+    eager loss's own peak, when no graph carries it).
+    """
     running = peak = 0
     for g in graphs:
         for d in g.fw_events:
             running += d
             peak = max(peak, running)
+    peak = max(peak, running + between)
     for g in reversed(graphs):
         for d in g.bw_events:
             running += d
@@ -583,16 +600,19 @@ def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searc
             except Exception:  # a min-cut PyTorch itself would fail on: not a plan
                 continue
         plans.append(("inputs", list(cap.node_info.inputs)))
+    compose = solver._step_scorer(cap.joint_graph)
     scored = []
     for kind, saved in plans:
         # What the partitioner would run: no random op recomputed (budget 0's rule for "inputs").
         saved = _rng.random_safe(cap.joint_graph, cap.node_info, saved, 0 if kind == "inputs" else 1)
         g = cap.peak(saved)
-        scored.append((step_peak([g]), cap.recompute_cost(g), kind, saved, g))
+        peak = compose(g) if compose is not None else step_peak([g])
+        scored.append((peak, cap.recompute_cost(g), kind, saved, g))
     fitting = [x for x in scored if x[0] <= limit]
     best = min(fitting, key=lambda x: (x[1], x[0])) if fitting else min(scored, key=lambda x: (x[0], x[1]))
     peaks = [x[0] for x in scored] + ([searched_min] if searched_min is not None else [])
     solver._graph_peaks.append(best[4])
+    solver._planned(cap.joint_graph, best[4])
     solver.choices.append({
         "plan": best[2], "predicted_peak_bytes": best[0], "fits": bool(fitting), "recompute_cost": best[1],
         "min_peak_bytes": min(peaks), "saved": len(best[3]),
@@ -792,7 +812,7 @@ class PlanChoice:
 
 def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[float], memory: Sequence[float],
                 limit: int, *, max_plans: int = 48, frontier_points: int = 24,
-                bisect: bool = False) -> PlanChoice:  # fmt: skip
+                bisect: bool = False, compose: Callable[[GraphPeak], int] | None = None) -> PlanChoice:  # fmt: skip
     """The plan that keeps the most runtime among those whose modelled peak is within ``limit``.
 
     A plan is a set of candidates the knapsack lets the min-cut recompute (the
@@ -806,6 +826,8 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     bound (optimal too), or after ``max_plans`` plans (``exact=False``: the best
     plan found). ``bisect=True`` halves the gap between the samples instead
     of scanning it (for costly peak models: inductor's schedule per plan).
+    ``compose``: a plan's GraphPeak -> the peak it is held to (default: this
+    graph's step alone; with several graphs, the whole step's).
     Random candidates are in no plan's recompute set
     (:mod:`._rng`). Deterministic: same graph, same limit, same plan.
     """
@@ -825,7 +847,7 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
         hit = seen.get(rec)
         if hit is None:
             g = cap.peak(cap.saved_for_plan(candidates, rec))
-            hit = seen[rec] = (step_peak([g]), g)
+            hit = seen[rec] = (compose(g) if compose is not None else step_peak([g]), g)
         return hit
 
     def value(rec: frozenset[int]) -> float:

@@ -310,6 +310,8 @@ class KnapsackSolver(_HOOK):
         #: set by ``fit``. None and 0: the tangents' sizes, no loss modelled.
         self._tangent_bytes: list[int] | None = None
         self._loss_peak_bytes = 0
+        #: With regions (``_regions.Step``, set by ``fit``): the step every graph's plan is held to.
+        self._step: Any = None
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
         if budget is not None:  # keeps the key of budget=None plans unchanged
             key["budget"] = budget
@@ -421,7 +423,8 @@ class KnapsackSolver(_HOOK):
         cap.loss_peak_bytes = self._loss_peak_bytes
         start = time.perf_counter()
         with _peaks._dispatch_allowed():
-            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes, **_search_effort(cap, self))
+            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
+                                        compose=self._step_scorer(joint_graph), **_search_effort(cap, self))
         recomputed = list(choice.recompute)
         dropped = set(recomputed)
         saved = [i for i in range(len(memory)) if i not in dropped]
@@ -440,6 +443,19 @@ class KnapsackSolver(_HOOK):
             )
         )  # fmt: skip
         return saved, recomputed[::-1]
+
+    def _step_scorer(self, joint_graph: Any) -> Any:
+        """With a recorded step: a plan's GraphPeak -> the step's peak with it, for this graph (else None)."""
+        if self._step is None:
+            return None
+        return self._step.scorer(_peaks.graph_key(joint_graph))
+
+    def _planned(self, joint_graph: Any, graph_peak: Any) -> None:
+        """Note the plan chosen for ``joint_graph`` in the recorded step, so later graphs see it."""
+        if self._step is not None:
+            key = _peaks.graph_key(joint_graph)
+            if key in self._step.current:
+                self._step.current[key] = graph_peak
 
     @staticmethod
     def _runtimes(memory: list[float], joint_graph: Any, nodes: list[Any]) -> tuple[list[float], str, str]:

@@ -29,6 +29,7 @@ import torch._functorch.config as _fconfig
 from ..api import SOLVERS
 from ..sweep_report import BudgetPoint, SweepReport, check_budgets
 from . import _plugin as _rt
+from . import _regions
 from ._measure import profile_peak_bytes, saved_tensor_bytes  # noqa: F401  (sweep's measurements)
 
 __all__ = ["sweep", "PYTORCH_SOLVERS", "profile_peak_bytes", "saved_tensor_bytes"]
@@ -52,6 +53,7 @@ def sweep(
     solver: Any = "auto",
     repeats: int = 5,
     progress: bool = True,
+    regions: Sequence[str] | None = None,
 ) -> SweepReport:
     """Compile ``model`` at each budget and measure peak memory, step time and saved bytes.
 
@@ -76,6 +78,10 @@ def sweep(
         Timed steps per budget (the median is reported).
     progress : bool
         A tqdm bar over budgets (a line per budget on stderr without tqdm).
+    regions : list of str, optional
+        Names of submodules compiled one by one (``nn.Module.compile``), the
+        rest of the model eager, as torchtitan compiles each block; put back
+        as they were afterwards. None (default): the whole model compiled.
 
     Each budget starts with ``torch._dynamo.reset()``, which also drops what
     the process compiled before; the sweep ends with one too. Between steps the
@@ -106,6 +112,7 @@ def sweep(
     make_solver, solver_name = _solver_factory(solver)
     args = args if isinstance(args, tuple) else (args,)
     loss_fn = _check_model(model, args, loss)
+    regions = _regions.check_regions(model, regions)
     device = _device(model, args)
 
     points: list[BudgetPoint] = []
@@ -120,7 +127,7 @@ def sweep(
         try:
             for b in bar:
                 calls.clear()
-                point = _measure(model, args, loss_fn, b, make_solver(), backend, repeats, device, calls)
+                point = _measure(model, args, loss_fn, b, make_solver(), backend, repeats, device, calls, regions)
                 points.append(point)
                 _report_progress(bar, point)
         finally:
@@ -195,10 +202,11 @@ def _device(model: Any, args: tuple) -> str:
 # ---------------------------------------------------------------------- one budget
 
 
-def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, device, calls) -> BudgetPoint:
+def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, device, calls,
+             regions=None) -> BudgetPoint:  # fmt: skip
     torch._dynamo.reset()
-    with _fconfig.patch(activation_memory_budget=budget, activation_memory_budget_solver=solver_value):
-        compiled = torch.compile(model, backend=backend)
+    patch = _fconfig.patch(activation_memory_budget=budget, activation_memory_budget_solver=solver_value)
+    with patch, _regions.compiled(model, regions, backend) as compiled:
 
         def step() -> None:
             out = compiled(*args)

@@ -1,0 +1,244 @@
+"""Models compiled region by region, and the step they run: which graphs run, in what order, and what else.
+
+``regions=`` names submodules compiled one by one, the rest of the model
+eager, as torchtitan compiles each transformer block. Several joint graphs then
+share one step: each block's forward saves tensors that live while the others
+run, and eager code (embeddings, the output head, the loss, the gradients
+passed from block to block) sits between them. Identical blocks usually share
+one graph, run once per block.
+
+:func:`compiled` compiles the regions in place (``nn.Module.compile``) and
+undoes it. :func:`record_step` compiles them once at PyTorch's default plan,
+runs one training step under the profiler and cuts its allocation timeline at
+each compiled graph's forward and backward run: a :class:`Step`. Its
+:meth:`Step.peak` replays that timeline with any plan of each graph, the
+eager parts as measured and each graph's runs as the peak model gives them. It
+learns the eager code from the one step it runs: no compile per plan.
+
+May import: torch, :mod:`._peaks`, :mod:`._plugin`, :mod:`._measure`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch._functorch.config as _fconfig
+
+from . import _peaks, _plugin
+from ._measure import profile_timeline
+
+__all__ = ["Step", "check_regions", "compiled", "record_step"]
+
+#: Profiler events that bracket one compiled graph's run: its forward, and its backward node.
+FORWARD_EVENT = "CompiledFunction"
+BACKWARD_EVENT = "autograd::engine::evaluate_function: CompiledFunctionBackward"
+
+
+def check_regions(model: Any, regions: Any) -> list[str] | None:
+    """``regions`` as a list of submodule names of ``model``; ValueError naming what is wrong."""
+    if regions is None:
+        return None
+    if isinstance(regions, str) or not isinstance(regions, Sequence) or not regions:
+        raise ValueError(f"regions must be a non-empty list of submodule names, got {regions!r}")
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"regions= needs an nn.Module model, got {type(model).__name__}")
+    names = list(regions)
+    for i, name in enumerate(names):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"regions[{i}] must be a submodule name, got {name!r}")
+        try:
+            model.get_submodule(name)
+        except AttributeError:
+            raise ValueError(f"regions[{i}] = {name!r} is not a submodule of {type(model).__name__}") from None
+    if len(set(names)) != len(names):
+        raise ValueError(f"regions names a submodule twice: {names}")
+    for a in names:
+        for b in names:
+            if a != b and b.startswith(a + "."):
+                raise ValueError(f"regions {a!r} and {b!r} nest: name disjoint submodules")
+    return names
+
+
+@contextlib.contextmanager
+def compiled(model: Any, regions: list[str] | None, backend: Any) -> Iterator[Callable[..., Any]]:
+    """The callable a step runs: ``torch.compile(model)``, or ``model`` with each region compiled in place.
+
+    Regions are compiled with ``nn.Module.compile`` and put back on exit (even
+    when the block raises), so the model is left as it was found.
+    """
+    if regions is None:
+        yield torch.compile(model, backend=backend)
+        return
+    subs = [model.get_submodule(name) for name in regions]
+    before = [s._compiled_call_impl for s in subs]
+    try:
+        for s in subs:
+            s.compile(backend=backend)
+        yield model
+    finally:
+        for s, b in zip(subs, before):
+            s._compiled_call_impl = b
+
+
+@dataclass
+class Step:
+    """One training step of a model compiled by regions, as recorded once.
+
+    ``segments``: the step in time order, each ``("eager", deltas)`` (the
+    allocator's events measured between graph runs: embeddings, the head, the
+    loss, gradients passed between blocks), ``("forward", key)`` or
+    ``("backward", key)`` (one run of graph ``key``, :func:`~._peaks.graph_key`).
+    ``captures``: one :class:`~._peaks.Capture` per distinct key.
+    ``defaults``: each graph at PyTorch's default plan (budget 1, the recorded
+    one); ``current``: each graph's plan being composed (its default until a
+    solver picks one).
+    """
+
+    segments: list[tuple[str, Any]]
+    captures: dict[str, _peaks.Capture]
+    measured_peak_bytes: int = 0
+    defaults: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+    current: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+
+    @property
+    def order(self) -> list[str]:
+        """The key of each forward graph run, in order."""
+        return [k for kind, k in self.segments if kind == "forward"]
+
+    def reset(self) -> None:
+        """Every graph back at its default plan (before a solver plans the step again)."""
+        self.current = dict(self.defaults)
+
+    def saved_bytes(self, graphs: dict[str, _peaks.GraphPeak]) -> int:
+        """Bytes saved for backward by the graphs over the step: each run saves its own."""
+        plans = {**self.current, **graphs}
+        return sum(plans[k].saved_bytes for k in self.order)
+
+    def peak(self, graphs: dict[str, _peaks.GraphPeak] | None = None, **replace: Any) -> int:
+        """The step's modelled peak with ``graphs`` (by key; missing keys: :attr:`current`).
+
+        ``replace``: ``key=GraphPeak`` overrides for one call (the plan being scored).
+        """
+        plans = {**self.current, **(graphs or {}), **replace}
+        running = peak = 0
+        for kind, item in self.segments:
+            if kind == "eager":
+                deltas = item
+            else:
+                g = plans[item]
+                deltas = g.fw_events if kind == "forward" else g.bw_events
+            for d in deltas:
+                running += d
+                peak = max(peak, running)
+        return peak
+
+    def scorer(self, key: str) -> Callable[[_peaks.GraphPeak], int] | None:
+        """For the graph ``key``: a plan's GraphPeak -> the step's peak with it (None: not in this step)."""
+        if key not in self.captures:
+            return None
+        return lambda g: self.peak(**{key: g})
+
+
+def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
+    """The step cut at its graph runs: measured eager deltas between them, graph keys in them."""
+    forwards = [iv for iv in timeline.intervals if iv[0] == FORWARD_EVENT]
+    backwards = [iv for iv in timeline.intervals if iv[0] == BACKWARD_EVENT]
+    if len(forwards) != len(order) or len(backwards) != len(order):
+        raise ValueError(f"the profiled step ran {len(forwards)} compiled forwards and {len(backwards)} "
+                         f"backwards, but {len(order)} graph runs were recorded: a region's graphs changed "
+                         "between two steps")  # fmt: skip
+    runs = sorted([(s, e, "forward", k) for (_, s, e), k in zip(forwards, order)]
+                  + [(s, e, "backward", k) for (_, s, e), k in zip(backwards, reversed(order))])  # fmt: skip
+    segments: list[tuple[str, Any]] = []
+    eager: list[int] = []
+    events = list(timeline.events)
+    i = 0
+    for start, end, kind, key in runs:
+        while i < len(events) and events[i][0] < start:
+            eager.append(events[i][1])
+            i += 1
+        segments.append(("eager", tuple(eager)))
+        eager = []
+        while i < len(events) and events[i][0] <= end:  # the graph's own allocations: modelled instead
+            i += 1
+        segments.append((kind, key))
+    eager += [nbytes for _, nbytes in events[i:]]
+    segments.append(("eager", tuple(eager)))
+    return segments
+
+
+def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions: list[str], backend: Any,
+                device: str) -> Step:  # fmt: skip
+    """Compile ``model``'s regions (budget 1, PyTorch's default plan), run and measure one step.
+
+    Each region call's graphs are the joint graphs partitioned during it; a
+    call that compiled nothing (dynamo reused a graph) runs the graphs of the
+    last call of a module of the same class with the same input shapes. The
+    step is run twice (the first compiles); the second is profiled, and cut
+    at the profiler events of each graph's forward and backward run: what lies
+    between them is the eager code's, kept as measured.
+    """
+    torch._dynamo.reset()
+    subs = {name: model.get_submodule(name) for name in regions}
+    calls: list[list[_peaks.Capture]] = []
+    last: dict[Any, list[_peaks.Capture]] = {}
+    try:
+        with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False, activation_memory_budget=1.0):
+            with compiled(model, regions, backend):
+                for sub in subs.values():
+                    sub._compiled_call_impl = _recording(sub, sub._compiled_call_impl, caps, calls, last)
+
+                def step() -> None:
+                    loss_fn(model(*args)).backward()
+
+                _zero(model)
+                step()
+                first = len(calls)
+                _zero(model)
+                timeline = profile_timeline(step, [FORWARD_EVENT, BACKWARD_EVENT], device)
+                _zero(model)
+                del calls[first:]  # the profiled step ran the same calls again
+    finally:
+        torch._dynamo.reset()
+    if not caps:
+        raise ValueError(f"no joint graph was partitioned in regions {regions}: nothing there requires grad, "
+                         "or the backend does not use min_cut_rematerialization_partition")  # fmt: skip
+    captures: dict[str, _peaks.Capture] = {}
+    order: list[str] = []
+    for graphs in calls:
+        for cap in graphs:
+            key = _peaks.graph_key(cap.joint_graph)
+            cap.tangents_given = True  # a backward's tangents come from the step (measured), not allocated anew
+            captures.setdefault(key, cap)
+            order.append(key)
+    step = Step(segments=_segments(timeline, order), captures=captures, measured_peak_bytes=timeline.peak_bytes)
+    default = _plugin.KnapsackSolver()
+    with _plugin._wrapper_held():
+        step.defaults = {k: c.peak(c.saved_for_budget(1.0, default)) for k, c in captures.items()}
+    step.reset()
+    return step
+
+
+def _recording(sub: Any, call: Callable[..., Any], caps: list[Any], calls: list[list[Any]],
+               last: dict[Any, list[Any]]) -> Callable[..., Any]:  # fmt: skip
+    """``call`` (a region's compiled call), noting the graphs each call ran."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        start = len(caps)
+        out = call(*args, **kwargs)
+        key = (type(sub), tuple(tuple(a.shape) for a in args if isinstance(a, torch.Tensor)))
+        new = list(caps[start:])
+        if new:
+            last[key] = new
+        calls.append(new or list(last.get(key, [])))
+        return out
+
+    return run
+
+
+def _zero(model: Any) -> None:
+    model.zero_grad(set_to_none=True)

@@ -172,8 +172,8 @@ def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
 
 
 def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions: list[str], backend: Any,
-                device: str) -> Step:  # fmt: skip
-    """Compile ``model``'s regions (budget 1, PyTorch's default plan), run and measure one step.
+                device: str, *, budget: float = 1.0) -> Step:  # fmt: skip
+    """Compile ``model``'s regions at ``budget`` (1: PyTorch's default plan), run and measure one step.
 
     Each region call's graphs are the joint graphs partitioned during it; a
     call that compiled nothing (dynamo reused a graph) runs the graphs of the
@@ -187,13 +187,15 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
     calls: list[list[_peaks.Capture]] = []
     last: dict[Any, list[_peaks.Capture]] = {}
     try:
-        with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False, activation_memory_budget=1.0):
+        with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False,
+                                                             activation_memory_budget=budget):  # fmt: skip
             with compiled(model, regions, backend):
                 for sub in subs.values():
                     sub._compiled_call_impl = _recording(sub, sub._compiled_call_impl, caps, calls, last)
 
-                def step() -> None:
-                    loss_fn(model(*args)).backward()
+                def step() -> None:  # as sweep and fit run it: the output held through the backward
+                    out = model(*args)
+                    loss_fn(out).backward()
 
                 _zero(model)
                 step()
@@ -218,7 +220,7 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
     step = Step(segments=_segments(timeline, order), captures=captures, measured_peak_bytes=timeline.peak_bytes)
     default = _plugin.KnapsackSolver()
     with _plugin._wrapper_held():
-        step.defaults = {k: c.peak(c.saved_for_budget(1.0, default)) for k, c in captures.items()}
+        step.defaults = {k: c.peak(c.saved_for_budget(budget, default)) for k, c in captures.items()}
     step.reset()
     return step
 

@@ -116,6 +116,26 @@ def test_cli_fit(tmp_path, capsys, peaks):
     assert "compile 1: target" in text and "use it: with remat_knapsack.torch.use_solver(" in text
     d = json.loads(out.read_text())
     assert d["max_peak_bytes"] == limit and d["peak_bytes"] <= limit and d["compiles"] == 1
+    # each block compiled on its own, the rest eager (dynamo compiles user code, not torch.nn's own modules)
+    blocks = tmp_path / "blocks.py"
+    blocks.write_text(
+        "import torch\n"
+        "class Block(torch.nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.a, self.b = torch.nn.Linear(32, 128), torch.nn.Linear(128, 32)\n"
+        "    def forward(self, x):\n"
+        "        return x + self.b(torch.nn.functional.gelu(self.a(x)))\n"
+        "def make():\n"
+        "    torch.manual_seed(0)\n"
+        "    return torch.nn.Sequential(Block(), Block(), torch.nn.Linear(32, 1)), (torch.randn(1024, 32),)\n"
+    )
+    code = main(["fit", f"{blocks}:make", "--max-peak", str(4 * limit), "--repeats", "1", "--out", str(out),
+                 "--backend", AOT, "--regions", "0", "1"])  # fmt: skip
+    assert code == 0, capsys.readouterr()
+    assert json.loads(out.read_text())["peak_bytes"] <= 4 * limit
+    assert main(["fit", f"{blocks}:make", "--max-peak", str(limit), "--regions", "nope"]) == 2
+    assert "not a submodule" in capsys.readouterr().err
     unreachable = ["fit", f"{mod}:make", "--max-peak", "1KiB", "--repeats", "1", "--out", str(out), "--backend", AOT]
     assert main(unreachable) == 3
     assert "no plan keeps" in capsys.readouterr().err

@@ -38,6 +38,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="peak of one training step (forward and backward) above its start")  # fmt: skip
     s.add_argument("--backend", default="inductor", help="torch.compile backend (default inductor, torch.compile's)")
     s.add_argument("--repeats", type=_repeats_arg, default=5, metavar="N", help="timed steps (default 5)")
+    s.add_argument("--regions", nargs="+", metavar="NAME",
+                   help="submodules compiled one by one, the rest eager (default: the whole model)")  # fmt: skip
     s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
     s.set_defaults(func=cmd_fit)
     return s
@@ -51,7 +53,8 @@ def cmd_fit(args: argparse.Namespace) -> int:
         raise CliError(f"fit needs PyTorch: {e}", EXIT_FAIL) from None
     model, inputs, loss = _load_target(args.target)
     try:
-        report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats)
+        report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats,
+                     regions=args.regions)  # fmt: skip
     except PeakLimitError as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
     except ValueError as e:

@@ -58,6 +58,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="one of our solvers (default auto), or PyTorch's dp_knapsack, greedy_knapsack, "
                    "ilp_knapsack, dp_knapsack_sliding_hirschberg")  # fmt: skip
     s.add_argument("--max-peak", type=_size_arg, metavar="BYTES|MiB|GiB", help="print the fastest budget within it")
+    s.add_argument("--regions", nargs="+", metavar="NAME",
+                   help="submodules compiled one by one, the rest eager (default: the whole model)")  # fmt: skip
     s.add_argument("--out", default="sweep-results", metavar="DIR",
                    help="for sweep.csv and sweep.png (default sweep-results)")  # fmt: skip
     s.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -102,7 +104,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         raise CliError(f"sweep needs PyTorch: {e}", EXIT_FAIL) from None
     model, inputs, loss = _load_target(args.target)
     try:
-        report = sweep(model, inputs, budgets=args.budgets, loss=loss, backend=args.backend,
+        report = sweep(model, inputs, budgets=args.budgets, loss=loss, backend=args.backend, regions=args.regions,
                        solver=args.solver, repeats=args.repeats, progress=not args.quiet)  # fmt: skip
     except ValueError as e:
         raise CliError(str(e)) from None

@@ -208,7 +208,8 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
         torch._dynamo.reset()
     if not caps:
         raise ValueError(f"no joint graph was partitioned in regions {regions}: nothing there requires grad, "
-                         "or the backend does not use min_cut_rematerialization_partition")  # fmt: skip
+                         "the regions are torch.nn's own modules (dynamo runs those eagerly; name your "
+                         "blocks), or the backend does not use min_cut_rematerialization_partition")  # fmt: skip
     captures: dict[str, _peaks.Capture] = {}
     order: list[str] = []
     for graphs in calls:

@@ -17,7 +17,10 @@ Models: ``llama`` (examples/sweep_llama.py, needs transformers), ``cnn``
 tuned on: ``mixer`` (an MLP-mixer on 8 x 8 patches), ``convattn`` (a conv stem
 and two attention blocks) and ``gpt2`` (transformers' GPT2LMHeadModel, 4
 layers, hidden 256, vocabulary 8192, batch 4 x 256, with the loss over the
-vocabulary computed outside the compiled model; needs transformers).
+vocabulary computed outside the compiled model; needs transformers), and
+``blocks`` (a 4-layer decoder, d = 256, compiled block by block with
+``regions=``, the embeddings, head and cross-entropy eager; fit's step is
+compared with the sweep's unpaired there).
 ``fit`` runs under both backends (``--no-fit-inductor``: aot_eager only).
 """
 
@@ -127,7 +130,52 @@ def make_gpt2():
     return GPT2LMHeadModel(config).train(), (ids,), lambda out: out.logits.float().logsumexp(-1).mean()
 
 
+class _Block(torch.nn.Module):
+    def __init__(self, d: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
+        x = x + self.proj(y)
+        return x + self.mlp(self.n2(x))
+
+
+class BlockDecoder(torch.nn.Module):
+    def __init__(self, vocab: int = 4096, d: int = 256, layers: int = 4, heads: int = 4, t: int = 256) -> None:
+        super().__init__()
+        self.tok, self.pos = torch.nn.Embedding(vocab, d), torch.nn.Embedding(t, d)
+        self.layers = torch.nn.ModuleList([_Block(d, heads) for _ in range(layers)])
+        self.norm, self.head = torch.nn.LayerNorm(d), torch.nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        h = self.tok(ids) + self.pos(torch.arange(ids.shape[1]))
+        for layer in self.layers:
+            h = layer(h)
+        return self.head(self.norm(h))
+
+
+def make_blocks():
+    """A decoder compiled block by block (torchtitan's way): each layer a region, the rest and the loss eager."""
+    torch.manual_seed(0)
+    ids, target = torch.randint(0, 4096, (4, 256)), torch.randint(0, 4096, (4, 256))
+    model = BlockDecoder()
+
+    def loss(logits):
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+
+    return model, (ids,), loss, [f"layers.{i}" for i in range(4)]
+
+
 def make(name: str):
+    """(model, args, loss or None, regions or None) of a model by name."""
+    if name == "blocks":
+        return make_blocks()
     if name == "gpt2":
         made = make_gpt2()
     elif name == "llama":
@@ -140,7 +188,7 @@ def make(name: str):
         made = make_convattn()
     else:
         raise SystemExit(f"unknown model {name!r}")
-    return made[0], made[1], (made[2] if len(made) == 3 else None)
+    return made[0], made[1], (made[2] if len(made) == 3 else None), None
 
 
 def _pct(pred, meas):
@@ -151,13 +199,14 @@ def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float
     from remat_knapsack.errors import PeakLimitError
     from remat_knapsack.torch import fit, predict_peaks, sweep
 
-    model, args, loss = make(name)
+    model, args, loss, regions = make(name)
     rows: list[dict] = []
     t0 = time.perf_counter()
-    preds = predict_peaks(model, args, budgets, loss=loss, backend=backend)
+    preds = predict_peaks(model, args, budgets, loss=loss, backend=backend, regions=regions)
     t_pred = time.perf_counter() - t0
     t0 = time.perf_counter()
-    report = sweep(model, args, budgets=budgets, loss=loss, backend=backend, repeats=repeats, progress=False)
+    report = sweep(model, args, budgets=budgets, loss=loss, backend=backend, repeats=repeats, progress=False,
+                   regions=regions)  # fmt: skip
     t_sweep = time.perf_counter() - t0
     print(f"{name} {backend}: predict_peaks {t_pred:.1f} s, sweep {t_sweep:.1f} s", flush=True)
     ok = []
@@ -195,7 +244,7 @@ def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float
                 f"step {best.step_seconds * 1e3:.2f} ms") if best else "no swept budget fits"  # fmt: skip
         t0 = time.perf_counter()
         try:
-            r = fit(model, args, limit, loss=loss, backend=backend, repeats=repeats)
+            r = fit(model, args, limit, loss=loss, backend=backend, repeats=repeats, regions=regions)
         except PeakLimitError as e:
             if not e.measured:
                 smallest_modelled = e.smallest
@@ -206,7 +255,7 @@ def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float
             print(rows[-1], flush=True)
             continue
         paired = ""
-        if best is not None:
+        if best is not None and regions is None:
             fa, fb = paired_times(model, args, loss, backend, r.solver, best.budget, repeats + 2)
             paired = f"; paired timing (alternating, median of {repeats + 2}): fit {fa * 1e3:.2f} ms, " \
                      f"swept {fb * 1e3:.2f} ms, ratio {fa / fb:.2f}"
@@ -243,7 +292,7 @@ def paired_times(model, args, loss, backend, solver, budget, rounds):
     a = torch.compile(_own_code(model, "fit"), backend=backend)
     b = torch.compile(_own_code(model, "swept"), backend=backend)
     with fconfig.patch(enable_autograd_cache=False):
-        with use_solver(KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes)):
+        with use_solver(solver):  # fit's own solver: its plan, with what fit measured around the graph
             loss_fn(a(*args)).backward()
         with fconfig.patch(activation_memory_budget=budget, activation_memory_budget_solver=KnapsackSolver("auto")):
             loss_fn(b(*args)).backward()
@@ -274,7 +323,7 @@ def interval_check(name: str, pairs: int = 60) -> dict:
     from remat_knapsack.torch._peaks import _compile_and_capture, step_peak
     from remat_knapsack.torch._sweep import _check_model
 
-    model, args, loss = make(name)
+    model, args, loss, _ = make(name)
     _check_model(model, args, loss)
     cap = _compile_and_capture(model, args, "aot_eager")[0]
     seen: dict = {}
@@ -396,7 +445,7 @@ def tables(path: Path) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn", "gpt2"])
+    ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn", "gpt2", "blocks"])
     ap.add_argument("--backends", nargs="+", default=["aot_eager", "inductor"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--budgets", type=float, nargs="+", default=BUDGETS)

@@ -31,7 +31,7 @@ import torch._functorch.config as _fconfig
 
 from ..errors import PeakLimitError
 from ..sweep_report import check_budgets
-from . import _peaks, _regions
+from . import _peaks, _ranks, _regions
 from . import _plugin as _rt
 from ._measure import profile_peak_bytes, saved_tensor_bytes
 from ._sweep import _check_model, _device, _sync, _zero_grad
@@ -151,14 +151,11 @@ def fit(
     limit = _rt.check_peak_limit(max_peak_bytes)
     repeats = _check_repeats(repeats)
     args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _check_model(model, args, loss)
+    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
     regions = _regions.check_regions(model, regions)
     device = _device(model, args)
-    outside = _peaks.measure_outside(model, args, loss_fn, device)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
-    step = None
-    if regions is not None:
-        step = _regions.record_step(model, args, loss_fn, regions, backend, device)
+    step, outside = _step_or_outside(model, args, loss_fn, regions, backend, device)
 
     target = limit
     attempts: list[dict[str, Any]] = []
@@ -174,7 +171,8 @@ def fit(
             else:  # several: the recorded step composes them, the loss between forwards and backwards
                 step.reset()
                 solver._step = step
-            result = _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions)
+            result = _ranks.agree(f"compile {compiles + 1} of fit", lambda: _shared(
+                _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions)))  # noqa: B023
             compiles += 1
             attempts.append(result)
             tried.append((result, solver))
@@ -225,6 +223,33 @@ def fit(
         backend=name,
         attempts=attempts,
     )
+
+
+def _step_or_outside(model, args, loss_fn, regions, backend, device) -> tuple[Any, Any]:
+    """What the peak model adds to the graphs: a recorded step, or the loss measured alone.
+
+    With ``regions`` or under torch.distributed, one step is recorded
+    (:func:`_regions.record_step`; under torch.distributed its segments are
+    gathered from every rank, so that every rank plans alike). Otherwise the
+    single graph's loss is measured once (:func:`_peaks.measure_outside`).
+    """
+    if regions is None and _ranks.world_size() == 1:
+        return None, _peaks.measure_outside(model, args, loss_fn, device)
+    step = _ranks.agree("recording one step", lambda: _regions.record_step(model, args, loss_fn, regions,
+                                                                            backend, device))  # fmt: skip
+    return _regions.gather_ranks(step), None
+
+
+def _shared(result: dict[str, Any]) -> dict[str, Any]:
+    """``result`` with its measurements the worst over ranks, so that every rank decides alike."""
+    if _ranks.world_size() == 1:
+        return result
+    for key in ("peak_bytes", "saved_bytes"):
+        if key in result:
+            result[key] = _ranks.max_over_ranks(result[key])
+    if "step_seconds" in result:
+        result["step_seconds"] = max(_ranks.gather_objects(float(result["step_seconds"])))
+    return result
 
 
 def _report_solver(solver: Any) -> Any:
@@ -334,13 +359,12 @@ def predict_peaks(
     """
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _check_model(model, args, loss)
+    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
     regions = _regions.check_regions(model, regions)
     device = _device(model, args)
-    outside = _peaks.measure_outside(model, args, loss_fn, device)
+    step, outside = _step_or_outside(model, args, loss_fn, regions, backend, device)
     solver = _rt.KnapsackSolver("auto")
-    if regions is not None:
-        step = _regions.record_step(model, args, loss_fn, regions, backend, device)
+    if step is not None:
         out = []
         for b in budget_list:
             with _rt._wrapper_held():

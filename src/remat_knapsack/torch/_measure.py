@@ -92,7 +92,8 @@ def profile_timeline(step: Callable[[], Any], names: Sequence[str], device: str 
     The allocator's events of ``device`` (``"[memory]"`` events, as
     :func:`profile_peak_bytes` reads them on the CPU) and the intervals of the
     profiler events named in ``names`` (such as ``"CompiledFunction"``, one
-    compiled forward graph's run).
+    compiled forward graph's run); a name ending in a space is a prefix
+    (``"Torch-Compiled Region: "`` matches every compiled frame's run).
     """
     from torch.profiler import ProfilerActivity, profile
 
@@ -100,6 +101,7 @@ def profile_timeline(step: Callable[[], Any], names: Sequence[str], device: str 
     with profile(activities=activities, profile_memory=True) as prof:
         step()
     wanted = set(names)
+    prefixes = tuple(n for n in names if n.endswith(" "))  # a name ending in a space: a prefix
     kind = "CUDA" if device == "cuda" else "CPU"
     events, intervals = [], []
     for e in prof.profiler.kineto_results.events():
@@ -107,6 +109,6 @@ def profile_timeline(step: Callable[[], Any], names: Sequence[str], device: str 
         if name == "[memory]":
             if str(e.device_type()).endswith(kind):
                 events.append((e.start_ns(), e.nbytes()))
-        elif name in wanted:
+        elif name in wanted or any(name.startswith(w) for w in prefixes):
             intervals.append((name, e.start_ns(), e.start_ns() + e.duration_ns()))
     return Timeline(events=tuple(sorted(events)), intervals=tuple(sorted(intervals, key=lambda x: x[1])))

@@ -354,6 +354,8 @@ class Capture:
                  joint_module: Any = None) -> None:  # fmt: skip
         self.joint_graph = joint_graph
         self.node_info = node_info
+        #: dynamo's compile id ("frame/compile", as its profiler regions name it) of the compile that made it.
+        self.compile_id = _current_compile_id()
         self.joint_module = joint_module if joint_module is not None else joint_graph.owning_module
         if num_fwd_outputs is None:
             num_fwd_outputs = _partition_num_fwd_outputs(joint_graph)
@@ -510,6 +512,17 @@ class Capture:
         return total
 
 
+def _current_compile_id() -> str | None:
+    """The compile id of the dynamo compile running now ("4/1"), None outside one."""
+    try:
+        from torch._guards import CompileContext
+
+        cid = CompileContext.current_compile_id()
+    except Exception:  # pragma: no cover - a torch without it
+        return None
+    return None if cid is None else str(cid)
+
+
 def _partition_num_fwd_outputs(joint_graph: Any) -> int:
     """Forward outputs of a joint graph: all outputs but one gradient per primal input."""
     placeholders = [n for n in joint_graph.nodes if n.op == "placeholder"]
@@ -663,6 +676,7 @@ def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -
         solver._current_capture = None
     cap.tangent_bytes = solver._tangent_bytes
     cap.loss_peak_bytes = solver._loss_peak_bytes
+    cap.tangents_given = solver._step is not None  # in a recorded step, the step makes the tangents
     searched = solver.history[-1].min_peak_bytes if len(solver.history) > calls else None
     return _choose_for_peak(cap, solver, list(saved), searched)
 

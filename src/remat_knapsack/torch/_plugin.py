@@ -421,6 +421,7 @@ class KnapsackSolver(_HOOK):
             cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
         cap.tangent_bytes = self._tangent_bytes
         cap.loss_peak_bytes = self._loss_peak_bytes
+        cap.tangents_given = self._step is not None  # in a recorded step, the step makes the tangents
         start = time.perf_counter()
         with _peaks._dispatch_allowed():
             choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,

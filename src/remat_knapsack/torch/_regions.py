@@ -15,7 +15,7 @@ each compiled graph's forward and backward run: a :class:`Step`. Its
 eager parts as measured and each graph's runs as the peak model gives them. It
 learns the eager code from the one step it runs: no compile per plan.
 
-May import: torch, :mod:`._peaks`, :mod:`._plugin`, :mod:`._measure`.
+May import: torch, :mod:`._peaks`, :mod:`._plugin`, :mod:`._measure`, :mod:`._ranks`.
 """
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ import torch._functorch.config as _fconfig
 
 from . import _peaks, _plugin
 from ._measure import profile_timeline
+from ._ranks import gather_objects
 
-__all__ = ["Step", "check_regions", "compiled", "record_step"]
+__all__ = ["Step", "check_regions", "compiled", "gather_ranks", "record_step"]
 
 #: Profiler events that bracket one compiled graph's run: its forward, and its backward node.
 FORWARD_EVENT = "CompiledFunction"
 BACKWARD_EVENT = "autograd::engine::evaluate_function: CompiledFunctionBackward"
+#: The profiler event around a dynamo-compiled frame's run; its name ends with the compile id.
+REGION_EVENT = "Torch-Compiled Region: "
 
 
 def check_regions(model: Any, regions: Any) -> list[str] | None:
@@ -101,6 +104,8 @@ class Step:
     segments: list[tuple[str, Any]]
     captures: dict[str, _peaks.Capture]
     measured_peak_bytes: int = 0
+    #: Under torch.distributed: every rank's segments (:func:`gather_ranks`); a plan's peak is the worst rank's.
+    rank_segments: list[list[tuple[str, Any]]] = field(default_factory=list)
     defaults: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
     current: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
 
@@ -109,9 +114,14 @@ class Step:
         """The key of each forward graph run, in order."""
         return [k for kind, k in self.segments if kind == "forward"]
 
+    #: Each graph at its budget-0 plan (the least it keeps): what a graph not yet planned is assumed to be.
+    floors: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+
     def reset(self) -> None:
-        """Every graph back at its default plan (before a solver plans the step again)."""
-        self.current = dict(self.defaults)
+        """Before a solver plans the step: every graph at its budget-0 plan, so that the first graph
+        planned is not held to the others' default plans (each graph then sees the plans chosen
+        before it)."""
+        self.current = dict(self.floors or self.defaults)
 
     def saved_bytes(self, graphs: dict[str, _peaks.GraphPeak]) -> int:
         """Bytes saved for backward by the graphs over the step: each run saves its own."""
@@ -123,24 +133,75 @@ class Step:
 
         ``replace``: ``key=GraphPeak`` overrides for one call (the plan being scored).
         """
-        plans = {**self.current, **(graphs or {}), **replace}
-        running = peak = 0
-        for kind, item in self.segments:
-            if kind == "eager":
-                deltas = item
-            else:
-                g = plans[item]
-                deltas = g.fw_events if kind == "forward" else g.bw_events
-            for d in deltas:
-                running += d
-                peak = max(peak, running)
-        return peak
+        plans = {**self.defaults, **self.current, **(graphs or {}), **replace}
+        return max(_replay(segments, plans) for segments in (self.rank_segments or [self.segments]))
 
     def scorer(self, key: str) -> Callable[[_peaks.GraphPeak], int] | None:
         """For the graph ``key``: a plan's GraphPeak -> the step's peak with it (None: not in this step)."""
         if key not in self.captures:
             return None
         return lambda g: self.peak(**{key: g})
+
+
+def _replay(segments: list[tuple[str, Any]], plans: dict[str, _peaks.GraphPeak]) -> int:
+    """The peak of one rank's step: its eager segments as measured, each graph run as ``plans`` model it."""
+    running = peak = 0
+    for kind, item in segments:
+        if kind == "eager":
+            deltas = item
+        else:
+            g = plans[item]
+            deltas = g.fw_events if kind == "forward" else g.bw_events
+        for d in deltas:
+            running += d
+            peak = max(peak, running)
+    return peak
+
+
+def gather_ranks(step: Step) -> Step:
+    """Share ``step``'s measured segments across ranks (a no-op in one process); returns it.
+
+    Every rank then composes the same peak for a plan, the maximum over ranks,
+    and so takes the same decisions. The ranks must have recorded the same
+    graphs in the same order (SPMD); ValueError otherwise.
+    """
+    everyone = gather_objects(step.segments)
+    if len(everyone) > 1:
+        shapes = {tuple((kind, item if kind != "eager" else None) for kind, item in seg) for seg in everyone}
+        if len(shapes) != 1:
+            raise ValueError("the ranks ran different compiled graphs in their steps: the plan cannot be shared")
+        step.rank_segments = everyone
+        step.measured_peak_bytes = max(_replay(seg, step.defaults) for seg in everyone)
+    return step
+
+
+def _runs_by_compile(timeline: Any, captures: list[_peaks.Capture]) -> list[str] | None:
+    """The graph key of each forward run, found by the dynamo compile whose region encloses it.
+
+    A frame compiled once runs its graph(s) at every call (identical blocks,
+    DDP's per-module frames); the profiler names each run's region by its
+    compile id, and each capture knows the compile that made it. None when a
+    run or a capture has no compile id to go by.
+    """
+    by_compile: dict[str, list[str]] = {}
+    for cap in captures:
+        if cap.compile_id is None:
+            return None
+        by_compile.setdefault(cap.compile_id, []).append(_peaks.graph_key(cap.joint_graph))
+    regions = [(s, e, name[len(REGION_EVENT):].strip()) for name, s, e in timeline.intervals
+               if name.startswith(REGION_EVENT)]  # fmt: skip
+    keys: list[str] = []
+    seen_in: dict[tuple[int, int], int] = {}
+    for _, start, end in (iv for iv in timeline.intervals if iv[0] == FORWARD_EVENT):
+        inside = [(s, e, cid) for s, e, cid in regions if s <= start and end <= e and cid in by_compile]
+        if not inside:
+            return None
+        s, e, cid = max(inside, key=lambda r: r[0])  # the innermost
+        k = seen_in.get((s, e), 0)  # the k-th graph run inside this region run
+        seen_in[(s, e)] = k + 1
+        graphs = by_compile[cid]
+        keys.append(graphs[min(k, len(graphs) - 1)])
+    return keys
 
 
 def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
@@ -171,37 +232,46 @@ def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
     return segments
 
 
-def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions: list[str], backend: Any,
+def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions: list[str] | None, backend: Any,
                 device: str, *, budget: float = 1.0) -> Step:  # fmt: skip
-    """Compile ``model``'s regions at ``budget`` (1: PyTorch's default plan), run and measure one step.
+    """Compile ``model``'s regions (None: the whole model) at ``budget`` (1: PyTorch's default plan), run and
+    measure one step.
 
     Each region call's graphs are the joint graphs partitioned during it; a
     call that compiled nothing (dynamo reused a graph) runs the graphs of the
     last call of a module of the same class with the same input shapes. The
-    step is run twice (the first compiles); the second is profiled, and cut
-    at the profiler events of each graph's forward and backward run: what lies
-    between them is the eager code's, kept as measured.
+    whole model compiled runs each of its graphs once, in the order they were
+    partitioned (graph breaks, DDP's buckets). The step is run three times
+    (the first compiles, the second lets DDP rebuild its gradient buckets);
+    the third is profiled, and cut at the profiler events of
+    each graph's forward and backward run: what lies between them is the eager
+    code's (the loss, a wrapper's hooks: DDP's gradient buckets, FSDP's
+    all-gathers), kept as measured.
     """
     torch._dynamo.reset()
-    subs = {name: model.get_submodule(name) for name in regions}
+    subs = {name: model.get_submodule(name) for name in regions or ()}
     calls: list[list[_peaks.Capture]] = []
     last: dict[Any, list[_peaks.Capture]] = {}
     try:
         with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False,
                                                              activation_memory_budget=budget):  # fmt: skip
-            with compiled(model, regions, backend):
+            with compiled(model, regions, backend) as run:
                 for sub in subs.values():
                     sub._compiled_call_impl = _recording(sub, sub._compiled_call_impl, caps, calls, last)
 
                 def step() -> None:  # as sweep and fit run it: the output held through the backward
-                    out = model(*args)
+                    out = run(*args)
                     loss_fn(out).backward()
 
                 _zero(model)
                 step()
+                if regions is None:  # the whole model: each graph once, in the order partitioned
+                    calls.append(list(caps))
                 first = len(calls)
                 _zero(model)
-                timeline = profile_timeline(step, [FORWARD_EVENT, BACKWARD_EVENT], device)
+                step()  # a second warm-up: DDP rebuilds its gradient buckets on the second step
+                _zero(model)
+                timeline = profile_timeline(step, [FORWARD_EVENT, BACKWARD_EVENT, REGION_EVENT], device)
                 _zero(model)
                 del calls[first:]  # the profiled step ran the same calls again
     finally:
@@ -218,11 +288,13 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
             cap.tangents_given = True  # a backward's tangents come from the step (measured), not allocated anew
             captures.setdefault(key, cap)
             order.append(key)
+    # Which graph each run was, from the compile ids (exact where graphs repeat); else the calls' order.
+    order = _runs_by_compile(timeline, list(caps)) or order
     step = Step(segments=_segments(timeline, order), captures=captures, measured_peak_bytes=timeline.peak_bytes)
     default = _plugin.KnapsackSolver()
     with _plugin._wrapper_held():
         step.defaults = {k: c.peak(c.saved_for_budget(budget, default)) for k, c in captures.items()}
-    step.reset()
+        step.floors = {k: c.peak(c.saved_for_budget(0.0, default)) for k, c in captures.items()}
     return step
 
 
@@ -244,4 +316,5 @@ def _recording(sub: Any, call: Callable[..., Any], caps: list[Any], calls: list[
 
 
 def _zero(model: Any) -> None:
-    model.zero_grad(set_to_none=True)
+    if isinstance(model, torch.nn.Module):
+        model.zero_grad(set_to_none=True)

@@ -31,6 +31,7 @@ from ..sweep_report import BudgetPoint, SweepReport, check_budgets
 from . import _plugin as _rt
 from . import _regions
 from ._measure import profile_peak_bytes, saved_tensor_bytes  # noqa: F401  (sweep's measurements)
+from ._ranks import max_over_ranks
 
 __all__ = ["sweep", "PYTORCH_SOLVERS", "profile_peak_bytes", "saved_tensor_bytes"]
 
@@ -224,7 +225,7 @@ def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, devic
             clear()
             saved = saved_tensor_bytes(step)
             clear()
-            peak = profile_peak_bytes(step, device)
+            peak = max_over_ranks(profile_peak_bytes(step, device))  # under torchrun: the worst rank's
             times = []
             for _ in range(repeats):
                 clear()

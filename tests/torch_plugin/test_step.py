@@ -167,3 +167,20 @@ def test_bad_regions_are_named(regions, match):
     model, args, loss, _ = _block_decoder()
     with pytest.raises(ValueError, match=match):
         predict_peaks(model, args, [0.5], loss=loss, backend="aot_eager", regions=regions)
+
+
+def test_a_limit_just_below_the_smallest_modelled_peak_is_compiled_and_measured_not_refused():
+    from remat_knapsack.errors import PeakLimitError
+    from remat_knapsack.torch import _fit
+
+    model, args = _head()
+    smallest = min(p.peak_bytes for p in predict_peaks(model, args, [0.0, 0.05], loss=_logsumexp_loss,
+                                                        backend="aot_eager"))  # fmt: skip
+    near = int(smallest / (1 + _fit.MODEL_SLACK / 2))  # within the model's error below its smallest peak
+    with pytest.raises(PeakLimitError) as info:
+        fit(model, args, near, loss=_logsumexp_loss, backend="aot_eager", repeats=1)
+    assert info.value.measured  # measured, not refused by the model alone
+    far = int(smallest / (1 + 2 * _fit.MODEL_SLACK))
+    with pytest.raises(PeakLimitError) as info:
+        fit(model, args, far, loss=_logsumexp_loss, backend="aot_eager", repeats=1)
+    assert not info.value.measured and info.value.smallest >= smallest * 0.99

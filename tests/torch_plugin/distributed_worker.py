@@ -1,0 +1,120 @@
+"""One rank of the torchrun tests (tests/torch_plugin/test_distributed.py): plan a wrapped model, write what it saw.
+
+    torchrun --nproc-per-node 2 distributed_worker.py WRAPPER OUT_DIR [fail]
+
+WRAPPER is ``ddp`` (DistributedDataParallel over a stack of MLP blocks) or
+``fsdp`` (a small decoder, ``fully_shard`` on each layer, then the root). Each
+rank writes ``OUT_DIR/rank<R>.json``: predict_peaks' predictions, sweep's
+measured peaks, and fit's plan, compile count and measured peak; with
+``fail``, rank 1's loss raises during the model check and every rank writes
+the error it got instead.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+
+class Block(torch.nn.Module):
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return x + self.b(torch.nn.functional.gelu(self.a(x)))
+
+
+class Layer(torch.nn.Module):
+    def __init__(self, d: int = 64, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
+
+    def forward(self, x):
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+        return x + self.mlp(self.n2(x))
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self, vocab: int = 512, d: int = 64, layers: int = 3) -> None:
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, d)
+        self.layers = torch.nn.ModuleList([Layer(d) for _ in range(layers)])
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, ids):
+        h = self.tok(ids)
+        for layer in self.layers:
+            h = layer(h)
+        return self.head(h)
+
+
+def main() -> None:
+    wrapper, out_dir = sys.argv[1], Path(sys.argv[2])
+    fail = len(sys.argv) > 3 and sys.argv[3] == "fail"
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    if wrapper == "ddp":
+        from torch.nn.parallel import DistributedDataParallel
+
+        model = DistributedDataParallel(torch.nn.Sequential(*[Block() for _ in range(4)], torch.nn.Linear(64, 1)))
+        torch.manual_seed(1 + rank)
+        args = (torch.randn(512, 64),)
+
+        def loss(out):
+            return out.sum()
+    else:
+        from torch.distributed.fsdp import fully_shard
+
+        model = Decoder()
+        for layer in model.layers:
+            fully_shard(layer)
+        fully_shard(model)
+        torch.manual_seed(1 + rank)
+        args = (torch.randint(0, 512, (4, 64)),)
+
+        def loss(out):
+            return out.float().logsumexp(-1).mean()
+
+    from remat_knapsack.torch import fit, predict_peaks, sweep
+
+    record: dict = {"rank": rank}
+    if fail:
+        def failing(out):
+            if rank == 1:
+                raise RuntimeError("rank 1 was made to fail")
+            return loss(out)
+
+        try:
+            predict_peaks(model, args, [0.5], loss=failing, backend="aot_eager")
+            record["error"] = None
+        except Exception as exc:
+            record["error"] = f"{type(exc).__name__}: {exc}"
+    else:
+        budgets = [0.05, 0.5, 0.8]
+        record["predicted"] = [p.peak_bytes for p in predict_peaks(model, args, budgets, loss=loss,
+                                                                   backend="aot_eager")]  # fmt: skip
+        report = sweep(model, args, budgets=budgets, loss=loss, backend="aot_eager", repeats=1, progress=False)
+        record["measured"] = [p.peak_bytes for p in report.points]
+        limit = (min(record["measured"]) + max(record["measured"])) // 2
+        r = fit(model, args, limit, loss=loss, backend="aot_eager", repeats=1)
+        record["fit"] = {"limit": limit, "peak": r.peak_bytes, "predicted": r.predicted_peak_bytes,
+                         "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts],
+                         "plans": [a.get("plans") for a in r.attempts]}  # fmt: skip
+    (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""predict_peaks and fit under ``torchrun --nproc-per-node 2`` (gloo, CPU), DDP and FSDP2: one decision for all ranks.
+
+Each case launches ``distributed_worker.py`` on two ranks and reads what each
+rank saw. Checked: both ranks return identical predictions, plans and
+compile counts; fit's measured peak is within 1.05 of its limit; FSDP2's
+predicted per-rank peak is within 10% of the measured one; a rank made to
+fail makes every rank raise, within a bounded time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-knapsack[torch]')")
+
+if not torch.distributed.is_available():  # pragma: no cover
+    pytest.skip("torch.distributed is not available", allow_module_level=True)
+
+WORKER = Path(__file__).with_name("distributed_worker.py")
+#: A bounded time for a whole two-rank run; a hang fails the test instead of the suite.
+TIMEOUT_S = 600
+
+
+def _run(tmp_path: Path, *argv: str, check: bool = True) -> list[dict]:
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           str(WORKER), *argv[:1], str(tmp_path), *argv[1:]]  # fmt: skip
+    # A session of its own: on a timeout the whole group (torchrun and both ranks) is killed.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            start_new_session=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise AssertionError(f"the two ranks did not finish within {TIMEOUT_S} s") from None
+    assert proc.returncode == 0 or not check, out[-3000:] + err[-3000:]
+    return [json.loads((tmp_path / f"rank{r}.json").read_text()) for r in (0, 1)]
+
+
+@pytest.mark.parametrize("wrapper", ["ddp", "fsdp"])
+def test_every_rank_plans_alike_and_fit_meets_the_limit(tmp_path, wrapper):
+    r0, r1 = _run(tmp_path, wrapper)
+    assert r0["predicted"] == r1["predicted"] and r0["measured"] == r1["measured"]
+    assert r0["fit"] == r1["fit"]  # the same plan, targets and compiles on both ranks
+    assert r0["fit"]["peak"] <= 1.05 * r0["fit"]["limit"] and r0["fit"]["compiles"] <= 3
+    if wrapper == "fsdp":
+        for predicted, measured in zip(r0["predicted"], r0["measured"]):
+            assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
+
+
+def test_a_failing_rank_makes_every_rank_raise(tmp_path):
+    # Both ranks raise and report it; the exit code is not checked (gloo may abort at shutdown
+    # after a failed step, which is not what this tests).
+    r0, r1 = _run(tmp_path, "fsdp", "fail", check=False)
+    assert r1["error"].startswith("ValueError") and "rank 1 was made to fail" in r1["error"]
+    assert r0["error"].startswith("RankFailedError") and "rank 1" in r0["error"]

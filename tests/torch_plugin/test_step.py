@@ -184,3 +184,9 @@ def test_a_limit_just_below_the_smallest_modelled_peak_is_compiled_and_measured_
     with pytest.raises(PeakLimitError) as info:
         fit(model, args, far, loss=_logsumexp_loss, backend="aot_eager", repeats=1)
     assert not info.value.measured and info.value.smallest >= smallest * 0.99
+
+
+def test_cuda_sizes_are_counted_as_the_caching_allocator_counts_them():
+    assert [_peaks.allocated_bytes(n, "cuda") for n in (0, 1, 511, 512, 513, 4096 + 4)] == [0, 512, 512, 512, 1024,
+                                                                                              4608]  # fmt: skip
+    assert _peaks.allocated_bytes(513, "cpu") == 513

@@ -37,6 +37,8 @@ from typing import Any
 __all__ = ["Timeline", "is_inductor_compile", "plan_events", "schedule"]
 
 _lock = threading.Lock()
+#: The CUDA caching allocator's block size (``_peaks.CUDA_BLOCK``; restated: this module imports no other).
+CUDA_BLOCK = 512
 _local = threading.local()
 
 
@@ -72,16 +74,21 @@ def _read_timeline(graph: Any) -> Timeline:
     memory.assign_memory_planning_info_for_scheduler_nodes(nodes, scheduler.name_to_fused_node,
                                                            scheduler.name_to_buf, freeable)  # fmt: skip
     infos, _, _ = memory.compute_memory_timeline(nodes, freeable, outputs)
+    cuda = "cuda" in getattr(graph, "device_types", ())
+
+    def counted(nbytes: int) -> int:  # the CUDA caching allocator rounds each block up to 512 bytes
+        return -(-int(nbytes) // CUDA_BLOCK) * CUDA_BLOCK if cuda and nbytes > 0 else int(nbytes)
+
     deltas = [0] * (len(nodes) + 1)
     input_frees = []
     for info in infos:
         if isinstance(info.buffer, memory.FreeableInputBuffer):
             if info.end_step != -1:
-                input_frees.append((info.buffer.get_name(), info.end_step, int(info.size_free)))
+                input_frees.append((info.buffer.get_name(), info.end_step, counted(info.size_free)))
             continue
-        deltas[info.start_step] += int(info.size_alloc)
+        deltas[info.start_step] += counted(info.size_alloc)
         if info.end_step != -1:
-            deltas[info.end_step + 1] -= int(info.size_free)
+            deltas[info.end_step + 1] -= counted(info.size_free)
     return Timeline(deltas=tuple(deltas), input_frees=tuple(input_frees))
 
 

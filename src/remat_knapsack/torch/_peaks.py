@@ -106,16 +106,30 @@ def _tensors(val: Any) -> list[torch.Tensor]:
     return []
 
 
+#: The CUDA caching allocator rounds every block up to a multiple of this many bytes, and
+#: ``torch.cuda.max_memory_allocated`` counts the rounded sizes.
+CUDA_BLOCK = 512
+
+
+def allocated_bytes(nbytes: int, device_type: str) -> int:
+    """What the allocator of ``device_type`` counts for a tensor of ``nbytes``: rounded up to
+    :data:`CUDA_BLOCK` on CUDA, exact on the CPU."""
+    if device_type == "cuda" and nbytes > 0:
+        return -(-nbytes // CUDA_BLOCK) * CUDA_BLOCK
+    return nbytes
+
+
 def _storage(t: torch.Tensor) -> tuple[int, int] | None:
-    """(storage identity, bytes) of a fake or real tensor; None when it has none."""
+    """(storage identity, bytes as its device's allocator counts them) of a fake or real tensor; None
+    when it has none."""
     try:
         if not torch._C._has_storage(t):
             return None
         st = t.untyped_storage()
-        return st._cdata, int(st.nbytes())
+        return st._cdata, allocated_bytes(int(st.nbytes()), t.device.type)
     except Exception:
         try:
-            return id(t), int(t.numel() * t.element_size())
+            return id(t), allocated_bytes(int(t.numel() * t.element_size()), t.device.type)
         except Exception:
             return None
 

@@ -75,6 +75,7 @@ def worker(wrapper: str, out: Path) -> None:
     """One rank: plan and measure, write this rank's rows as JSON."""
     import torch.distributed as dist
 
+    from remat_knapsack.errors import PeakLimitError
     from remat_knapsack.torch import fit, predict_peaks, sweep
 
     dist.init_process_group("gloo")
@@ -103,11 +104,14 @@ def worker(wrapper: str, out: Path) -> None:
     t_sweep = time.perf_counter() - t0
     measured = [p.peak_bytes for p in report.points]
     limit = (min(measured) + max(measured)) // 2
-    r = fit(model, args, limit, loss=loss, backend="aot_eager", repeats=3)
+    try:
+        r = fit(model, args, limit, loss=loss, backend="aot_eager", repeats=3)
+        fitted = {"limit": limit, "peak": r.peak_bytes, "predicted": r.predicted_peak_bytes,
+                  "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts]}  # fmt: skip
+    except PeakLimitError as e:
+        fitted = {"limit": limit, "error": str(e)}
     record = {"rank": rank, "predicted": [p.peak_bytes for p in preds], "measured": measured,
-              "predict_s": round(t_pred, 1), "sweep_s": round(t_sweep, 1),
-              "fit": {"limit": limit, "peak": r.peak_bytes, "predicted": r.predicted_peak_bytes,
-                      "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts]}}  # fmt: skip
+              "predict_s": round(t_pred, 1), "sweep_s": round(t_sweep, 1), "fit": fitted}  # fmt: skip
     (out / f"{wrapper}-rank{rank}.json").write_text(json.dumps(record))
     dist.destroy_process_group()
 
@@ -130,9 +134,13 @@ def main() -> int:
                 rows.append({"wrapper": wrapper, "kind": "budget", "budget": b, "predicted_peak_bytes": p,
                              "peak_bytes": m, "error_pct": error, "ranks_agree": same})  # fmt: skip
             f = r0["fit"]
-            rows.append({"wrapper": wrapper, "kind": "fit", "limit_bytes": f["limit"], "peak_bytes": f["peak"],
-                         "predicted_peak_bytes": f["predicted"], "compiles": f["compiles"],
-                         "peak_over_limit": round(f["peak"] / f["limit"], 3), "ranks_agree": same})  # fmt: skip
+            if "error" in f:
+                rows.append({"wrapper": wrapper, "kind": "fit", "limit_bytes": f["limit"], "ranks_agree": same,
+                             "note": f["error"][:300]})  # fmt: skip
+            else:
+                rows.append({"wrapper": wrapper, "kind": "fit", "limit_bytes": f["limit"], "peak_bytes": f["peak"],
+                             "predicted_peak_bytes": f["predicted"], "compiles": f["compiles"],
+                             "peak_over_limit": round(f["peak"] / f["limit"], 3), "ranks_agree": same})  # fmt: skip
             rows.append({"wrapper": wrapper, "kind": "timing", "note": f"predict_peaks {r0['predict_s']} s, "
                          f"sweep over {len(BUDGETS)} budgets {r0['sweep_s']} s (rank 0)"})  # fmt: skip
     for row in rows:

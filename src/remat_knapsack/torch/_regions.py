@@ -167,12 +167,34 @@ def gather_ranks(step: Step) -> Step:
     """
     everyone = gather_objects(step.segments)
     if len(everyone) > 1:
-        shapes = {tuple((kind, item if kind != "eager" else None) for kind, item in seg) for seg in everyone}
+        shapes = {tuple((kind, item) for kind, item in seg if kind != "eager") for seg in everyone}
         if len(shapes) != 1:
             raise ValueError("the ranks ran different compiled graphs in their steps: the plan cannot be shared")
         step.rank_segments = everyone
         step.measured_peak_bytes = max(_replay(seg, step.defaults) for seg in everyone)
     return step
+
+
+def _calibrate(segments: list[tuple[str, Any]], plans: dict[str, _peaks.GraphPeak]) -> list[tuple[str, Any]]:
+    """Replace each run's measured net (``("net", bytes)``) by the part the model does not see.
+
+    A graph run can free tensors the model keeps (an input whose last
+    reference the run drops, as between the pieces DDP splits a graph into).
+    The difference between what the run left allocated and what the model's
+    events for the recorded plan leave is added after the run, as eager code
+    would be; at the recorded plan the replay then gives the measured step.
+    """
+    out: list[tuple[str, Any]] = []
+    for kind, item in segments:
+        if kind != "net":
+            out.append((kind, item))
+            continue
+        run_kind, key = out[-1]
+        g = plans[key]
+        residual = item - sum(g.fw_events if run_kind == "forward" else g.bw_events)
+        if residual:
+            out.append(("eager", (residual,)))
+    return out
 
 
 def _runs_by_compile(timeline: Any, captures: list[_peaks.Capture]) -> list[str] | None:
@@ -224,9 +246,12 @@ def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
             i += 1
         segments.append(("eager", tuple(eager)))
         eager = []
+        inside = 0
         while i < len(events) and events[i][0] <= end:  # the graph's own allocations: modelled instead
+            inside += events[i][1]
             i += 1
         segments.append((kind, key))
+        segments.append(("net", inside))  # what the run left allocated, for _calibrate
     eager += [nbytes for _, nbytes in events[i:]]
     segments.append(("eager", tuple(eager)))
     return segments
@@ -290,11 +315,12 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
             order.append(key)
     # Which graph each run was, from the compile ids (exact where graphs repeat); else the calls' order.
     order = _runs_by_compile(timeline, list(caps)) or order
-    step = Step(segments=_segments(timeline, order), captures=captures, measured_peak_bytes=timeline.peak_bytes)
     default = _plugin.KnapsackSolver()
     with _plugin._wrapper_held():
-        step.defaults = {k: c.peak(c.saved_for_budget(budget, default)) for k, c in captures.items()}
-        step.floors = {k: c.peak(c.saved_for_budget(0.0, default)) for k, c in captures.items()}
+        defaults = {k: c.peak(c.saved_for_budget(budget, default)) for k, c in captures.items()}
+        floors = {k: c.peak(c.saved_for_budget(0.0, default)) for k, c in captures.items()}
+    step = Step(segments=_calibrate(_segments(timeline, order), defaults), captures=captures,
+                measured_peak_bytes=timeline.peak_bytes, defaults=defaults, floors=floors)  # fmt: skip
     return step
 
 

@@ -427,13 +427,14 @@ def tables(path: Path) -> str:
         out.append("")
     fits = [r for r in rows if r["kind"].startswith("fit")]
     if fits:
-        out.append("fit (aot_eager; MiB, ms):\n")
+        out.append("fit (MiB, ms):\n")
         out.append("| model | limit | kind | fit peak | peak/limit | compiles | fit step | note |")
         out.append("|---|---|---|---|---|---|---|---|")
         for r in fits:
             peak = f"{int(r['peak_bytes']) / mib:.2f}" if r["peak_bytes"] else "-"
             ratio = f"{int(r['peak_bytes']) / int(r['limit_bytes']):.3f}" if r["peak_bytes"] else "-"
-            out.append(f"| {r['model']} | {int(r['limit_bytes']) / mib:.2f} | {r['kind']} | {peak} | {ratio} | "
+            limit = f"{int(r['limit_bytes']) / mib:.2f}" if r["limit_bytes"] else "-"
+            out.append(f"| {r['model']} | {limit} | {r['kind']} | {peak} | {ratio} | "
                        f"{r['compiles'] or '-'} | {r['step_ms'] or '-'} | {r['note']} |")  # fmt: skip
         out.append("")
     for r in rows:

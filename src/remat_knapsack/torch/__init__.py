@@ -4,8 +4,10 @@ Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
 :func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
 each budget and measures it), ``_measure`` (a step's measured peak and saved
 bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
-``_inductor_peaks`` (its inductor timeline) and ``_fit`` (:func:`predict_peaks`,
-:func:`fit`). ``_rng``, ``_measure`` and ``_inductor_peaks`` import none of the
+``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
+models compiled block by block, and under torch.distributed), ``_ranks`` (one
+decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
+``_rng``, ``_measure``, ``_ranks`` and ``_inductor_peaks`` import none of the
 others; ``_peaks`` imports only those. May import: torch, and every torch-free part of
 the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
@@ -75,6 +77,9 @@ plan's graphs are lowered and scheduled by inductor itself, without code
 generation, and the peak read from its memory timeline; under ``aot_eager``
 the liveness pass models them. A loss computed outside the compiled model is
 measured once eagerly and added between the forward and the backward.
+``regions=["layers.0", ...]`` plans a model compiled block by block (the
+rest eager), and under ``torchrun`` (DDP, FSDP2) every rank plans alike: both
+learn the step from one profiled run of it (``_regions``, ``_ranks``).
 
 Random ops
 ----------

@@ -41,6 +41,9 @@ try:  # imported, not just found: a torch that fails to import counts as missing
 except ImportError:
     HAS_TORCH = False
 _ROOT = Path(__file__).resolve().parent
+# A script torchrun launches (tests/torch_plugin/test_distributed.py), not a test module:
+# importing it for its doctests would need torch.
+collect_ignore = ["tests/torch_plugin/distributed_worker.py"]
 NEEDS_TORCH = set((_ROOT / "src" / "remat_knapsack" / "torch").glob("*.py"))
 
 

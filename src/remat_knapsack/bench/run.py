@@ -1,11 +1,11 @@
 """``remat-knapsack bench``: build the grid, run it, score it, write the outputs.
 
 A run writes ``results.csv``, ``table.md`` and the figures to its ``--out``
-directory. Run from a source checkout (an editable install, with
-``benchmarks/results/`` beside ``src/``), a default run (``--quick`` or the
-full grid, every available solver) also rewrites that suite's current file,
-``benchmarks/results/bench-quick.csv`` or ``bench-full.csv``, which the
-documentation's benchmark page reads.
+directory, and nothing else. With ``--update-results``, run from a source
+checkout (an editable install, with ``benchmarks/results/`` beside ``src/``),
+a default run (``--quick`` or the full grid, every available solver) also
+rewrites that suite's current file, ``benchmarks/results/bench-quick.csv`` or
+``bench-full.csv``, which the documentation's benchmark page reads.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class BenchConfig:
     min_time: float = 0.2
     quiet: bool = False
     fork: bool = True  # fork servers; False spawns a fresh interpreter per run
+    update_results: bool = False  # also rewrite the checkout's benchmarks/results/ file (results_file)
 
 
 #: Paper sizes to n=100 plus n=2000 (where no dense table fits: W ~ 5.5e9),
@@ -134,7 +135,7 @@ def run_bench(cfg: BenchConfig) -> int:
     elapsed = time.perf_counter() - started
     report.score(rows, instances, avail, cfg.scale)
     report.write_csv(rows, os.path.join(cfg.out, "results.csv"))
-    current = results_file(cfg)
+    current = results_file(cfg) if cfg.update_results else None
     if current:
         report.write_csv(rows, current)
     header = _header(cfg, names, elapsed)

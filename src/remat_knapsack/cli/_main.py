@@ -228,6 +228,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         scale=args.scale,
         quiet=args.quiet,
         fork=not args.spawn,
+        update_results=args.update_results,
         **preset,  # type: ignore[arg-type]
     )
     try:
@@ -327,6 +328,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("bench", help="every solver side by side, each in a capped subprocess")
     b.add_argument("--quick", action="store_true", help="small grid, under 3 minutes")
     b.add_argument("--out", default="bench-results", metavar="DIR", help="output directory (default bench-results)")
+    b.add_argument("--update-results", action="store_true",
+                   help="also rewrite the checkout's benchmarks/results/bench-quick.csv or bench-full.csv")  # fmt: skip
     b.add_argument("--solvers", nargs="+", metavar="NAME", help="default: every solver available here")
     b.add_argument("--sizes", nargs="+", type=int, metavar="N", help=f"paper-like sizes ({preset('sizes')})")
     b.add_argument("--repeats", type=_count, help=f"instances (seeds) per size ({preset('repeats')})")

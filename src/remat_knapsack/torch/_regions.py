@@ -107,15 +107,14 @@ class Step:
     #: Under torch.distributed: every rank's segments (:func:`gather_ranks`); a plan's peak is the worst rank's.
     rank_segments: list[list[tuple[str, Any]]] = field(default_factory=list)
     defaults: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+    #: Each graph at its budget-0 plan (the least it keeps): what a graph not yet planned is assumed to be.
+    floors: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
     current: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
 
     @property
     def order(self) -> list[str]:
         """The key of each forward graph run, in order."""
         return [k for kind, k in self.segments if kind == "forward"]
-
-    #: Each graph at its budget-0 plan (the least it keeps): what a graph not yet planned is assumed to be.
-    floors: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
 
     def reset(self) -> None:
         """Before a solver plans the step: every graph at its budget-0 plan, so that the first graph

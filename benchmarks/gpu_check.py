@@ -26,48 +26,18 @@ import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
+from _models import Decoder  # noqa: E402
 from _results import default, write_rows  # noqa: E402
 
 BUDGETS = [0.05, 0.1, 0.3, 0.5, 0.8]
 
 
-class Layer(torch.nn.Module):
-    def __init__(self, d: int, heads: int = 8) -> None:
-        super().__init__()
-        self.heads = heads
-        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
-        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
-        return x + self.mlp(self.n2(x))
-
-
-class Decoder(torch.nn.Module):
-    def __init__(self, vocab: int = 8192, d: int = 512, layers: int = 6) -> None:
-        super().__init__()
-        self.tok = torch.nn.Embedding(vocab, d)
-        self.layers = torch.nn.ModuleList([Layer(d) for _ in range(layers)])
-        self.head = torch.nn.Linear(d, vocab)
-
-    def forward(self, ids):
-        h = self.tok(ids)
-        for layer in self.layers:
-            h = layer(h)
-        return self.head(h)
-
-
 def _decoder():
     torch.manual_seed(0)
-    model = Decoder().cuda()
+    model = Decoder(vocab=8192, d=512, layers=6, heads=8).cuda()
     ids = torch.randint(0, 8192, (8, 512), device="cuda")
     return model, (ids,), (lambda out: out.float().logsumexp(-1).mean())
 

@@ -136,6 +136,7 @@ from ._plugin import (  # noqa: E402
     use_solver,
 )
 from ._sweep import sweep  # noqa: E402
+from .eager import CheckpointPlan, UnitPlan, plan_checkpoints  # noqa: E402
 
 __all__ = [
     "MIN_TORCH",
@@ -157,4 +158,7 @@ __all__ = [
     "predict_peaks",
     "FitReport",
     "fit",
+    "CheckpointPlan",
+    "UnitPlan",
+    "plan_checkpoints",
 ]

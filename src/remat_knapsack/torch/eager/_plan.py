@@ -1,0 +1,491 @@
+"""plan_checkpoints and CheckpointPlan: selective activation checkpointing chosen for a byte limit.
+
+The plan, from one recorded step (:func:`~._record.record_step`):
+
+1. **Per unit, every budget at once.** The ops of each unit's forward are a
+   0/1 knapsack (weight: the bytes an op creates; value: the seconds its
+   replay would cost). :func:`remat_knapsack.tradeoff.frontier` gives the
+   exact best set of saved ops for every budget in one pass; its lower
+   convex hull, with "not checkpointed" (no replay, every byte kept), is
+   the unit's menu.
+2. **Across units.** Starting from every unit at its smallest menu entry
+   (full recomputation), the moves along the units' hulls are taken in
+   order of seconds saved per byte, and the step's peak
+   (:class:`~._timeline.Timeline`) is evaluated after each; the cheapest
+   plan whose peak fits is then improved by single moves while one fits.
+   This Lagrangian walk is exact per unit but not a proof of optimality
+   across units: the peak is a maximum over the step, not a sum.
+
+Complexity: the frontier's O(n S) per unit (n ops, S Pareto states), then
+O(H (S_t + T)) for the walk (H hull entries in all, S_t storages and T ops
+of the step).
+
+May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.errors`,
+``.._ranks``, ``.._sweep`` (argument checks) and this subpackage's modules.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
+
+from ...errors import PeakLimitError
+from ...tradeoff import frontier
+from .. import _ranks
+from .._sweep import _check_model
+from ._record import Recording, _restore_buffers, _snapshot_buffers, record_step
+from ._timeline import Timeline, UnitItems
+
+__all__ = ["CheckpointPlan", "UnitPlan", "build_plan", "default_units", "plan_checkpoints"]
+
+
+@dataclass(frozen=True)
+class UnitPlan:
+    """What the plan does with one unit.
+
+    ``saved_ops`` and ``recomputed_ops`` name ops as ``"aten.mm.default#2"``
+    (the third ``mm`` of the unit's forward). ``saved_bytes``: what the
+    unit's forward keeps for its backward under the plan (its outputs
+    excepted). ``recompute_seconds``: the measured time of the ops its
+    backward replays (0 when it is not checkpointed).
+    """
+
+    name: str
+    checkpointed: bool
+    saved_ops: tuple[str, ...]
+    recomputed_ops: tuple[str, ...]
+    saved_bytes: int
+    recompute_seconds: float
+
+
+class CheckpointPlan:
+    """A selective-checkpointing plan for one model: which units to checkpoint and which ops they save.
+
+    :meth:`apply` wraps each checkpointed unit's forward, in place, in
+    ``torch.utils.checkpoint.checkpoint`` (non-reentrant, random number
+    generator state preserved) with a selective policy: the saved ops'
+    outputs are cached, every other op is replayed in the backward.
+    :meth:`remove` puts the forwards back exactly as they were.
+
+    Attributes
+    ----------
+    units : tuple[UnitPlan, ...]
+    predicted_peak_bytes : int
+        The modelled peak of one step under the plan, above what was
+        allocated when the step began (as :func:`sweep` measures it).
+    limit_bytes : int
+    unplanned_peak_bytes, full_checkpoint_peak_bytes : int
+        The modelled peaks with no unit checkpointed, and with every unit
+        fully recomputed.
+    recompute_seconds : float
+        Sum over units: the modelled extra time a step spends replaying.
+    planning_seconds, solve_seconds : float
+        Wall time of :func:`plan_checkpoints`, and of its knapsack solves and walk alone.
+    """
+
+    def __init__(self, model: torch.nn.Module, modules: Sequence[torch.nn.Module], units: tuple[UnitPlan, ...],
+                 saved: Sequence[frozenset[tuple[str, int]]], predicted_peak_bytes: int, limit_bytes: int,
+                 unplanned_peak_bytes: int, full_checkpoint_peak_bytes: int,
+                 planning_seconds: float, solve_seconds: float) -> None:  # fmt: skip
+        self.model = model
+        self._modules = list(modules)
+        self.units = units
+        self._saved = list(saved)
+        self.predicted_peak_bytes = int(predicted_peak_bytes)
+        self.limit_bytes = int(limit_bytes)
+        self.unplanned_peak_bytes = int(unplanned_peak_bytes)
+        self.full_checkpoint_peak_bytes = int(full_checkpoint_peak_bytes)
+        self.planning_seconds = planning_seconds
+        self.solve_seconds = solve_seconds
+        self._originals: list[tuple[torch.nn.Module, Any]] | None = None
+
+    @property
+    def recompute_seconds(self) -> float:
+        return sum(u.recompute_seconds for u in self.units)
+
+    @property
+    def applied(self) -> bool:
+        return self._originals is not None
+
+    def apply(self) -> CheckpointPlan:
+        """Wrap each checkpointed unit's forward (in place; parameter names and state dict unchanged).
+
+        Apply before ``fully_shard`` or ``DistributedDataParallel``, as
+        torchtitan applies its checkpointing. Raises ``RuntimeError`` if the
+        plan is already applied.
+        """
+        if self._originals is not None:
+            raise RuntimeError("the plan is already applied; call remove() first")
+        originals = []
+        for unit, module, saved in zip(self.units, self._modules, self._saved):
+            if not unit.checkpointed:
+                continue
+            originals.append((module, module.__dict__.get("forward", _MISSING)))
+            module.forward = _checkpointed(module.forward, saved)
+        self._originals = originals
+        return self
+
+    def remove(self) -> None:
+        """Put back the forwards :meth:`apply` found (a no-op when the plan is not applied)."""
+        for module, original in self._originals or ():
+            if original is _MISSING:
+                del module.forward
+            else:
+                module.forward = original
+        self._originals = None
+
+    def __enter__(self) -> CheckpointPlan:
+        return self.apply()
+
+    def __exit__(self, *exc: object) -> None:
+        self.remove()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "limit_bytes": self.limit_bytes,
+            "predicted_peak_bytes": self.predicted_peak_bytes,
+            "unplanned_peak_bytes": self.unplanned_peak_bytes,
+            "full_checkpoint_peak_bytes": self.full_checkpoint_peak_bytes,
+            "recompute_seconds": self.recompute_seconds,
+            "planning_seconds": self.planning_seconds,
+            "solve_seconds": self.solve_seconds,
+            "units": [asdict(u) for u in self.units],
+        }
+
+    def to_json(self, path: Any = None) -> str:
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is not None:
+            with open(path, "w") as f:
+                f.write(text + "\n")
+        return text
+
+    def summary(self) -> str:
+        mib = 1 << 20
+        lines = [f"limit {self.limit_bytes / mib:.1f} MiB: predicted peak {self.predicted_peak_bytes / mib:.1f} MiB "
+                 f"(no checkpointing {self.unplanned_peak_bytes / mib:.1f} MiB, "
+                 f"every unit recomputed {self.full_checkpoint_peak_bytes / mib:.1f} MiB); "
+                 f"replays {self.recompute_seconds * 1e3:.1f} ms a step; planned in {self.planning_seconds:.2f} s"]  # fmt: skip
+        for u in self.units:
+            if not u.checkpointed:
+                lines.append(f"  {u.name}: not checkpointed")
+                continue
+            lines.append(f"  {u.name}: {len(u.saved_ops)} ops saved ({u.saved_bytes / mib:.2f} MiB), "
+                         f"{len(u.recomputed_ops)} recomputed ({u.recompute_seconds * 1e3:.2f} ms)")  # fmt: skip
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        checkpointed = sum(u.checkpointed for u in self.units)
+        return (f"CheckpointPlan({checkpointed}/{len(self.units)} units checkpointed, "
+                f"predicted_peak_bytes={self.predicted_peak_bytes}, limit_bytes={self.limit_bytes})")  # fmt: skip
+
+
+_MISSING = object()
+
+
+def _checkpointed(forward: Callable[..., Any], saved: frozenset[tuple[str, int]]) -> Callable[..., Any]:
+    """``forward`` under non-reentrant checkpointing that caches the ops in ``saved`` (by name and occurrence)."""
+
+    def context() -> Any:
+        counts: dict[tuple[bool, Any], int] = {}
+
+        def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> CheckpointPolicy:
+            key = (ctx.is_recompute, op)
+            occurrence = counts.get(key, 0)
+            counts[key] = occurrence + 1
+            return CheckpointPolicy.MUST_SAVE if (str(op), occurrence) in saved else CheckpointPolicy.PREFER_RECOMPUTE
+
+        # An in-place update of a buffer (batch norm's step counter) is cached so that the replay skips it;
+        # torch bumps its version after the cache records it, so the cache's own mutation check must be
+        # off. The planner never saves an op whose output is written later (Timeline: ``eligible``).
+        return create_selective_checkpoint_contexts(policy, allow_cache_entry_mutation=True)
+
+    @functools.wraps(forward)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return checkpoint(forward, *args, use_reentrant=False, context_fn=context, **kwargs)
+
+    return wrapped
+
+
+# ---------------------------------------------------------------------- units
+
+
+def default_units(model: torch.nn.Module) -> list[str]:
+    """The units :func:`plan_checkpoints` takes by default.
+
+    The children of an ``nn.Sequential`` model; otherwise the blocks of its
+    largest ``nn.ModuleList`` (by parameters); with no ``nn.ModuleList``, the
+    children of its largest ``nn.Sequential``.
+    """
+    if isinstance(model, torch.nn.Sequential):
+        return [name for name, _ in model.named_children()]
+    lists = [(name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.ModuleList) and len(m)]
+    if not lists:
+        lists = [(name, m) for name, m in model.named_modules() if isinstance(m, torch.nn.Sequential) and len(m)]
+    if not lists:
+        raise ValueError("the model has no nn.ModuleList or nn.Sequential of blocks; "
+                         "pass units= (names of submodules, each run once per step)")  # fmt: skip
+    name, blocks = max(lists, key=lambda item: (sum(p.numel() for p in item[1].parameters()), len(item[1])))
+    return [f"{name}.{child}" if name else child for child, _ in blocks.named_children()]
+
+
+def _resolve_units(model: Any, units: Any) -> list[tuple[str, torch.nn.Module]]:
+    if not isinstance(model, torch.nn.Module):
+        raise ValueError(f"model must be an nn.Module, got {type(model).__name__}")
+    if units is None:
+        names = default_units(model)
+    elif isinstance(units, str) or not isinstance(units, Sequence) or not units:
+        raise ValueError(f"units must be a non-empty list of submodule names, got {units!r}")
+    else:
+        names = list(units)
+    modules = dict(model.named_modules())
+    resolved = []
+    for index, name in enumerate(names):
+        if not isinstance(name, str) or name not in modules or name == "":
+            raise ValueError(f"units[{index}] = {name!r} is not a submodule of the model")
+        resolved.append((name, modules[name]))
+    for i, (a, _) in enumerate(resolved):
+        for b, _ in resolved[i + 1:]:
+            if a == b or b.startswith(a + ".") or a.startswith(b + "."):
+                raise ValueError(f"units {a!r} and {b!r} overlap; name modules that do not contain each other")
+    return resolved
+
+
+def _check_limit(max_peak_bytes: Any) -> int:
+    if isinstance(max_peak_bytes, bool) or not isinstance(max_peak_bytes, (int, float, np.integer, np.floating)):
+        raise ValueError(f"max_peak_bytes must be a number of bytes, got {max_peak_bytes!r}")
+    if not np.isfinite(max_peak_bytes) or max_peak_bytes < 1:
+        raise ValueError(f"max_peak_bytes must be a finite number >= 1, got {max_peak_bytes!r}")
+    return int(max_peak_bytes)
+
+
+# ---------------------------------------------------------------------- the search
+
+
+@dataclass
+class _Entry:
+    """One point of a unit's menu: bytes held for the backward, seconds replayed, ops saved (None: not checkpointed)."""
+
+    nbytes: int
+    seconds: float
+    saved: np.ndarray | None
+
+
+def _menu(items: UnitItems) -> list[_Entry]:
+    """The unit's lower convex hull over (bytes kept, seconds replayed), from full recomputation to none."""
+    off = _Entry(int(items.kept_bytes.sum()), 0.0, None)
+    if items.replay_at < 0:
+        return [off]
+    total = items.total_seconds
+    candidates = np.flatnonzero(items.eligible & (items.seconds > 0) & (items.weights > 0))
+    free = items.forced | (items.eligible & (items.weights == 0))  # saved in every entry
+    base_bytes = int(items.weights[items.forced].sum())
+    total -= float(items.seconds[free].sum())
+    points = [_Entry(base_bytes, total, free.copy())]
+    if candidates.size:
+        curve = frontier(items.weights[candidates].astype(np.float64), items.seconds[candidates], scale=None)
+        for nbytes, value in zip(curve.memory, curve.value):
+            points.append(_Entry(base_bytes + int(nbytes), total - value, None))
+        points.sort(key=lambda e: (e.nbytes, e.seconds))
+        hull = _lower_hull(points + [off])
+        for entry in hull:
+            if entry.saved is None and entry is not off:
+                chosen = candidates[curve.selection(entry.nbytes - base_bytes)]
+                entry.saved = free.copy()
+                entry.saved[chosen] = True
+        return hull
+    return _lower_hull(points + [off])
+
+
+def _lower_hull(points: list[_Entry]) -> list[_Entry]:
+    """Points on the lower-left convex hull, by bytes ascending and seconds descending."""
+    points = sorted(points, key=lambda e: (e.nbytes, e.seconds))
+    hull: list[_Entry] = []
+    for p in points:
+        if hull and p.seconds >= hull[-1].seconds:
+            continue  # more bytes, no fewer seconds: dominated
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # b is above the segment a-p: drop it (collinear points stay: more choices, same slope)
+            if (b.seconds - a.seconds) * (p.nbytes - a.nbytes) > (p.seconds - a.seconds) * (b.nbytes - a.nbytes):
+                hull.pop()
+            else:
+                break
+        hull.append(p)
+    return hull
+
+
+def _walk(timeline: Timeline, menus: list[list[_Entry]], limit: int) -> tuple[list[int], int]:
+    """Positions in each menu for the cheapest plan found whose peak fits; (positions, peak)."""
+    position = [0] * len(menus)
+
+    def choice(pos: list[int]) -> list[np.ndarray | None]:
+        return [menu[p].saved for menu, p in zip(menus, pos)]
+
+    def cost(pos: list[int]) -> float:
+        return sum(menu[p].seconds for menu, p in zip(menus, pos))
+
+    peak = timeline.peak(choice(position))
+    if peak > limit:
+        return position, peak
+    best, best_cost, best_peak = list(position), cost(position), peak
+    moves = []  # (seconds saved per byte, unit, to position)
+    for unit, menu in enumerate(menus):
+        for p in range(1, len(menu)):
+            gain = (menu[p - 1].seconds - menu[p].seconds) / max(1, menu[p].nbytes - menu[p - 1].nbytes)
+            moves.append((-gain, unit, p))
+    moves.sort()
+    for _, unit, p in moves:
+        position[unit] = p
+        peak = timeline.peak(choice(position))
+        if peak <= limit and cost(position) < best_cost:
+            best, best_cost, best_peak = list(position), cost(position), peak
+    improved = True
+    while improved:  # single moves from the best plan: any unit, any step further along its menu
+        improved = False
+        for unit, menu in enumerate(menus):
+            for p in range(best[unit] + 1, len(menu)):
+                trial = list(best)
+                trial[unit] = p
+                trial_cost = cost(trial)
+                if trial_cost >= best_cost:
+                    continue
+                peak = timeline.peak(choice(trial))
+                if peak <= limit:
+                    best, best_cost, best_peak, improved = trial, trial_cost, peak, True
+    return best, best_peak
+
+
+def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndarray | None) -> UnitPlan:
+    ops = [recording.ops[i] for i in items.ops]
+    labels = [f"{op.name}#{op.occurrence}" for op in ops]
+    if saved is None:
+        return UnitPlan(name, False, (), (), int(items.kept_bytes.sum()), 0.0)
+    kept = int(items.kept_bytes[saved[items.kept_op]].sum()) + int(items.temp_bytes[saved[items.temp_op]].sum())
+    return UnitPlan(name, True,
+                    tuple(label for label, s in zip(labels, saved) if s),
+                    tuple(label for label, s, op in zip(labels, saved, ops) if not s and op.occurrence >= 0),
+                    kept, float(items.seconds[~saved].sum()))  # fmt: skip
+
+
+def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *, loss: Callable[[Any], Any] | None = None,
+                     units: Sequence[str] | None = None) -> CheckpointPlan:  # fmt: skip
+    """The selective-checkpointing plan with the least replay time whose step peaks within ``max_peak_bytes``.
+
+    Runs one eager training step (``loss(model(*args)).backward()``) under a
+    recording dispatch mode; the model's parameters, gradients, buffers and
+    random generators are left as they were. Nothing is applied: call
+    :meth:`CheckpointPlan.apply` (before ``fully_shard``).
+
+    Parameters
+    ----------
+    model : nn.Module
+    args : tuple
+        The model's positional arguments for one step (a single tensor is
+        taken as ``(tensor,)``).
+    max_peak_bytes : int
+        The limit on one step's peak, above what is allocated when the step
+        begins (parameters and inputs excluded, as :func:`sweep` measures).
+    loss : callable, optional
+        ``output -> scalar``; default: ``output.loss`` when it exists, else ``output.sum()``.
+    units : list of str, optional
+        Names of the submodules that may be checkpointed, each run once per
+        step; default: the blocks of the model's largest ``nn.ModuleList``
+        (the children of an ``nn.Sequential``).
+
+    Under ``torchrun`` every rank records its step and then adopts rank
+    0's plan, so all ranks apply the same one; the predicted peak is the
+    largest over ranks. A rank that fails makes every rank raise.
+
+    Complexity: one recorded step (about the time of one to two plain steps
+    on CPU), then the knapsack frontiers and the walk (module docstring).
+
+    Raises
+    ------
+    ValueError
+        Naming a bad argument: ``max_peak_bytes`` not a positive number, a
+        unit that is not a submodule or that contains another, a model that
+        does not run or a loss that is not a scalar.
+    PeakLimitError
+        When no plan fits, with the smallest peak any plan reaches.
+
+    Examples
+    --------
+    >>> import torch
+    >>> from remat_knapsack.torch import plan_checkpoints
+    >>> torch.manual_seed(0)  # doctest: +ELLIPSIS
+    <torch._C.Generator object at ...>
+    >>> model = torch.nn.Sequential(*[torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(),
+    ...                                                    torch.nn.Linear(256, 64)) for _ in range(4)])
+    >>> x = torch.randn(512, 64, requires_grad=True)
+    >>> plan = plan_checkpoints(model, (x,), 3 << 20)
+    >>> plan.predicted_peak_bytes <= 3 << 20
+    True
+    >>> with plan:
+    ...     model(x).sum().backward()
+    """
+    start = time.perf_counter()
+    limit = _check_limit(max_peak_bytes)
+    args = args if isinstance(args, tuple) else (args,)
+    resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
+    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model_restoring(model, args, loss))
+    recording = _ranks.agree("recording one step", lambda: record_step(model, args, loss_fn, resolved))
+    solve_start = time.perf_counter()
+    timeline = Timeline(recording)
+    menus = [_menu(items) for items in timeline.units]
+    positions, peak = _walk(timeline, menus, limit)
+    solve_seconds = time.perf_counter() - solve_start
+    choice = _rank_zero_choice(recording, timeline, [menu[p].saved for menu, p in zip(menus, positions)])
+    peak = _ranks.max_over_ranks(timeline.peak(choice))
+    full = _ranks.max_over_ranks(timeline.peak(timeline.full()))
+    if peak > limit:
+        raise PeakLimitError(limit, min(peak, full))
+    unplanned = _ranks.max_over_ranks(timeline.peak(timeline.none()))
+    return build_plan(model, resolved, timeline, choice, peak, limit, unplanned, full,
+                      time.perf_counter() - start, solve_seconds)  # fmt: skip
+
+
+def _rank_zero_choice(recording: Recording, timeline: Timeline,
+                      choice: list[np.ndarray | None]) -> list[np.ndarray | None]:  # fmt: skip
+    """Rank 0's choice, on every rank (ranks time their ops differently, so their own plans may differ).
+
+    Raises :class:`~.._ranks.RankFailedError` on every rank when the ranks' units ran different ops.
+    """
+    signature = [[recording.ops[i].name for i in items.ops] for items in timeline.units]
+    shared = _ranks.gather_objects((signature, [None if c is None else c.tolist() for c in choice]))
+    differs = [rank for rank, (other, _) in enumerate(shared) if other != shared[0][0]]
+    if differs:
+        raise _ranks.RankFailedError(f"rank {differs[0]}'s units ran other ops than rank 0's; "
+                                     "every rank must run the same model on inputs of the same shapes")  # fmt: skip
+    return [None if c is None else np.array(c, dtype=bool) for c in shared[0][1]]
+
+
+def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]], timeline: Timeline,
+               choice: list[np.ndarray | None], peak: int, limit: int, unplanned: int, full: int,
+               planning_seconds: float = 0.0, solve_seconds: float = 0.0) -> CheckpointPlan:  # fmt: skip
+    """The :class:`CheckpointPlan` of one choice (per unit: a mask of saved ops, or None)."""
+    recording = timeline.recording
+    unit_plans = tuple(_unit_plan(name, recording, items, saved)
+                       for (name, _), items, saved in zip(units, timeline.units, choice))  # fmt: skip
+    saved_sets = [frozenset((recording.ops[i].name, recording.ops[i].occurrence)
+                            for i, s in zip(items.ops, saved) if s) if saved is not None else frozenset()
+                  for items, saved in zip(timeline.units, choice)]  # fmt: skip
+    return CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
+                          planning_seconds, solve_seconds)  # fmt: skip
+
+
+def _check_model_restoring(model: Any, args: tuple, loss: Any) -> Callable[[Any], Any]:
+    """``_check_model`` (one forward and loss, no backward); buffers and random generators left as found."""
+    buffers = _snapshot_buffers(model)
+    try:
+        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if torch.cuda.is_available() else []):
+            return _check_model(model, args, loss)
+    finally:
+        _restore_buffers(model, buffers)

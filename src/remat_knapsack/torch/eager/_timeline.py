@@ -1,0 +1,206 @@
+"""The peak of a checkpointed step, replayed from the recorded one.
+
+A :class:`Timeline` turns a :class:`~._record.Recording` (a step without
+checkpointing) into per-unit knapsack items and answers, for any choice of
+units and saved ops, the peak of the step that choice would run. It follows
+what ``torch.utils.checkpoint`` (non-reentrant, a selective policy) does:
+
+* in a checkpointed unit's forward, autograd saves nothing; a storage the
+  plain step kept for the backward is freed after its last use in the
+  forward, unless the op that made it is *saved* (its outputs cached until
+  the backward reads them) or it is one of the unit's outputs;
+* at the unit's backward (the first backward op that reads one of those
+  storages) the unit's forward is replayed up to the last storage the
+  backward needs; the dropped storages are back from then on, live until
+  the plain step freed them, and the replay's own temporaries add a spike;
+* a saved op whose outputs the plain step freed in the forward keeps them
+  until the replay.
+
+Each op's knapsack item: weight, the bytes of the storages it creates (the
+unit's outputs excepted); value, its measured seconds, the time a replay
+spends on it. An op that writes in place to what the unit did not create
+(batch norm's running statistics and step counter, an input) is always
+saved, so a replay never applies its update twice; a unit where that is
+unsafe (something before it in the unit read what it writes, so the replay
+would read the updated value) is never checkpointed. Ops that create nothing (views, in-place ops), random ops
+(their replay must draw the same numbers, so every random op of a unit is
+replayed, in order, from the restored generator state) and ops whose output
+is later written in place (the cache refuses mutated entries) are never
+saved.
+
+Peaks are evaluated in O(S + T) numpy work (S storages, T ops) per choice.
+Workspaces an op allocates and frees within itself are not seen.
+
+May import: torch, numpy, and ``._record``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._record import Recording
+
+__all__ = ["Timeline", "UnitItems"]
+
+
+@dataclass
+class UnitItems:
+    """One unit's candidates and what checkpointing it changes."""
+
+    ops: np.ndarray  # op indices of the unit's forward, in order
+    seconds: np.ndarray  # per op: measured seconds (the replay's cost when it is not saved)
+    weights: np.ndarray  # per op: bytes it creates, the unit's outputs excepted
+    eligible: np.ndarray  # per op: may be saved
+    forced: np.ndarray  # per op: must be saved (writes outside the unit)
+    replay_at: int  # op index of the unit's backward, where the replay runs (-1: checkpointing frees nothing)
+    # storages kept for the backward and made by this unit (not its outputs): freed early unless their op is saved
+    kept_op: np.ndarray  # position (into ops) of the op that made each
+    kept_bytes: np.ndarray
+    kept_drop: np.ndarray  # op index after its last forward use
+    kept_birth: np.ndarray
+    kept_death: np.ndarray
+    # storages the plain step freed inside the forward (temporaries)
+    temp_op: np.ndarray
+    temp_bytes: np.ndarray
+    temp_birth: np.ndarray
+    temp_death: np.ndarray
+
+    @property
+    def total_seconds(self) -> float:
+        return float(self.seconds.sum())
+
+
+class Timeline:
+    """Per-unit items of a recording, and the peak of any checkpointing choice."""
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        ops, storages = recording.ops, recording.storages
+        self.length = len(ops)
+        n = len(storages)
+        self.nbytes = np.array([s.nbytes for s in storages], dtype=np.int64)
+        self.birth = np.array([s.birth for s in storages], dtype=np.int64)
+        self.death = np.array([s.death for s in storages], dtype=np.int64)
+        self.base = np.zeros(self.length + 2, dtype=np.int64)
+        np.add.at(self.base, self.birth, self.nbytes)
+        np.add.at(self.base, self.death, -self.nbytes)
+        last_forward_read = self.birth.copy()
+        first_backward_read = np.full(n, self.length, dtype=np.int64)
+        mutated = np.full(n, -1, dtype=np.int64)
+        for op in ops:
+            for sid in op.reads:
+                if op.backward:
+                    first_backward_read[sid] = min(first_backward_read[sid], op.index)
+                else:
+                    last_forward_read[sid] = max(last_forward_read[sid], op.index)
+            for sid in op.writes:
+                mutated[sid] = max(mutated[sid], op.index)
+        self.units = [self._unit(u, last_forward_read, first_backward_read, mutated)
+                      for u in range(len(recording.unit_names))]  # fmt: skip
+
+    def _unit(self, u: int, last_read: np.ndarray, first_backward_read: np.ndarray,
+              mutated: np.ndarray) -> UnitItems:  # fmt: skip
+        rec = self.recording
+        ops = [rec.ops[i] for i in rec.unit_ops[u]]
+        start = rec.first_backward
+        seconds = np.array([op.seconds for op in ops], dtype=np.float64)
+        weights = np.zeros(len(ops), dtype=np.int64)
+        eligible = np.zeros(len(ops), dtype=bool)
+        forced = np.zeros(len(ops), dtype=bool)
+        checkpointable = True
+        kept: list[tuple[int, int]] = []  # (position, storage)
+        temps: list[tuple[int, int]] = []
+        read_before: set[int] = set()  # storage keys the unit's forward read so far
+        for position, op in enumerate(ops):
+            made = [sid for sid in op.created if not rec.storages[sid].unit_output]
+            weights[position] = int(self.nbytes[made].sum()) if made else 0
+            written_later = any(mutated[sid] > op.index for sid in op.created)
+            eligible[position] = bool(op.created) and not op.random and op.occurrence >= 0 and not written_later
+            if op.writes_outside:
+                # cached, so the replay does not apply it twice; safe only if nothing before it read what it writes
+                forced[position] = True
+                checkpointable &= (not op.random and op.occurrence >= 0 and not written_later
+                                   and not read_before.intersection(op.writes_outside))  # fmt: skip
+            read_before.update(op.read_keys)
+            for sid in made:
+                (kept if self.death[sid] > start else temps).append((position, sid))
+        kept_sids = np.array([sid for _, sid in kept], dtype=np.int64)
+        replay_at = int(first_backward_read[kept_sids].min()) if kept else -1
+        if replay_at >= self.length or not checkpointable:
+            replay_at = -1
+        temp_sids = np.array([sid for _, sid in temps], dtype=np.int64)
+        return UnitItems(
+            ops=np.array(rec.unit_ops[u], dtype=np.int64), seconds=seconds, weights=weights, eligible=eligible & ~forced,
+            forced=forced,
+            replay_at=replay_at,
+            kept_op=np.array([p for p, _ in kept], dtype=np.int64), kept_bytes=self.nbytes[kept_sids],
+            kept_drop=last_read[kept_sids] + 1, kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],
+            temp_op=np.array([p for p, _ in temps], dtype=np.int64), temp_bytes=self.nbytes[temp_sids],
+            temp_birth=self.birth[temp_sids], temp_death=self.death[temp_sids],
+        )  # fmt: skip
+
+    # ------------------------------------------------------------------ one choice
+
+    def peak(self, choice: list[np.ndarray | None]) -> int:
+        """Peak bytes of the step when unit ``u`` is checkpointed saving the ops ``choice[u]``.
+
+        ``choice[u]`` is a boolean mask over the unit's forward ops (True:
+        saved), or ``None`` for a unit left as it is.
+        """
+        deltas = self.base.copy()
+        spikes: list[tuple[int, int]] = []
+        for items, saved in zip(self.units, choice):
+            if saved is None or items.replay_at < 0:
+                continue
+            at = items.replay_at
+            dropped = ~saved[items.kept_op]
+            # kept storages of replayed ops: gone from after their last forward use until the replay
+            np.add.at(deltas, items.kept_drop[dropped], -items.kept_bytes[dropped])
+            deltas[at] += int(items.kept_bytes[dropped].sum())
+            # temporaries of saved ops: cached until the replay has read them
+            cached = saved[items.temp_op]
+            np.add.at(deltas, items.temp_death[cached], items.temp_bytes[cached])
+            deltas[at + 1] -= int(items.temp_bytes[cached].sum())
+            spikes.append((at, self._replay_spike(items, dropped, ~cached)))
+        live = np.cumsum(deltas)[: self.length + 1]
+        peak = int(live.max(initial=0))
+        for at, spike in spikes:
+            peak = max(peak, int(live[at]) + spike)
+        return peak
+
+    @staticmethod
+    def _replay_spike(items: UnitItems, dropped: np.ndarray, replayed_temps: np.ndarray) -> int:
+        """Bytes above the replayed storages while the replay runs: its temporaries, at their worst."""
+        if not dropped.any():
+            return 0
+        births = items.kept_birth[dropped]
+        end = int(births.max())  # the replay stops once the last needed storage is back
+        temp_birth = items.temp_birth[replayed_temps]
+        temp_death = items.temp_death[replayed_temps]
+        temp_bytes = items.temp_bytes[replayed_temps]
+        points = np.unique(np.concatenate([births, temp_birth[temp_birth <= end]]))
+        # at each point: dropped storages made so far, plus temporaries alive then, minus all dropped
+        made = np.searchsorted(np.sort(births), points, side="right")
+        made_bytes = np.concatenate([[0], np.cumsum(items.kept_bytes[dropped][np.argsort(births)])])[made]
+        alive = ((temp_birth[None, :] <= points[:, None]) & (temp_death[None, :] > points[:, None]))
+        temps_alive = alive.astype(np.int64) @ temp_bytes if temp_bytes.size else np.zeros(points.size, dtype=np.int64)
+        total = int(items.kept_bytes[dropped].sum())
+        return max(0, int((made_bytes + temps_alive).max()) - total)
+
+    def seconds(self, choice: list[np.ndarray | None]) -> float:
+        """Seconds the replays spend: every unsaved op of every checkpointed unit."""
+        total = 0.0
+        for items, saved in zip(self.units, choice):
+            if saved is not None and items.replay_at >= 0:
+                total += float(items.seconds[~saved].sum())
+        return total
+
+    def full(self) -> list[np.ndarray | None]:
+        """Every unit checkpointed, nothing saved that costs bytes (full recomputation, zero-byte ops cached)."""
+        return [items.forced | (items.eligible & (items.weights == 0)) if items.replay_at >= 0 else None
+                for items in self.units]  # fmt: skip
+
+    def none(self) -> list[np.ndarray | None]:
+        return [None] * len(self.units)

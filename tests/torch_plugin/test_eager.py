@@ -1,0 +1,339 @@
+"""plan_checkpoints: selective activation checkpointing in eager mode, checked against eager training.
+
+Every plan (the chosen ones, and random choices of saved ops) must train as
+eager does: loss, gradients, buffers. Its predicted peak must be within 10%
+(or 1 MiB) of one measured step's, and nothing may fit below the smallest
+reachable peak.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("remat_knapsack.torch")
+
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from remat_knapsack.errors import PeakLimitError  # noqa: E402
+from remat_knapsack.torch import CheckpointPlan, plan_checkpoints  # noqa: E402
+from remat_knapsack.torch._measure import profile_peak_bytes  # noqa: E402
+from remat_knapsack.torch.eager import default_units  # noqa: E402
+from remat_knapsack.torch.eager._plan import _lower_hull, _menu, _resolve_units, build_plan  # noqa: E402
+from remat_knapsack.torch.eager._record import record_step  # noqa: E402
+from remat_knapsack.torch.eager._timeline import Timeline  # noqa: E402
+from tests.training_models import assert_same_step, make_conv_groupnorm, make_decoder, train_step  # noqa: E402
+
+MiB = 1 << 20
+
+
+class Block(nn.Module):
+    """Linear, batch norm (running statistics), two dropouts, an in-place op and a residual."""
+
+    def __init__(self, d: int, in_place_after_norm: bool = False) -> None:
+        super().__init__()
+        self.up, self.norm, self.down = nn.Linear(d, 4 * d), nn.BatchNorm1d(4 * d), nn.Linear(4 * d, d)
+        self.drop = nn.Dropout(0.3)
+        self.in_place_after_norm = in_place_after_norm
+
+    def forward(self, x):
+        h = self.norm(self.up(x))
+        h = self.drop(h.relu_() if self.in_place_after_norm else F.relu(h))
+        g = F.gelu(h)
+        g.mul_(0.5)
+        return x + self.drop(self.down(g))
+
+
+class Stack(nn.Module):
+    def __init__(self, d: int = 64, blocks: int = 3, in_place_after_norm: bool = False) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(d, in_place_after_norm) for _ in range(blocks)])
+        self.head = nn.Linear(d, 1)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def make_stack(in_place_after_norm: bool = False):
+    torch.manual_seed(0)
+    return Stack(in_place_after_norm=in_place_after_norm), (torch.randn(256, 64),), lambda out: (out**2).mean()
+
+
+MODELS = {"stack": make_stack, "decoder": make_decoder, "conv_groupnorm": make_conv_groupnorm}
+
+
+class Steps:
+    """Training steps from one starting state: buffers (batch norm's statistics) reset before each."""
+
+    def __init__(self, model, args, loss) -> None:
+        self.model, self.args, self.loss = model, args, loss
+        self.buffers = {name: b.clone() for name, b in model.named_buffers()}
+
+    def __call__(self):
+        with torch.no_grad():
+            for name, b in self.model.named_buffers():
+                b.copy_(self.buffers[name])
+        return train_step(self.model, self.model, self.args, self.loss)
+
+
+def measured_peak(model, args, loss) -> int:
+    def step():
+        loss(model(*args)).backward()
+
+    model.zero_grad(set_to_none=True)
+    step()  # the first step's one-time allocations are not the step's
+    model.zero_grad(set_to_none=True)
+    return profile_peak_bytes(step)
+
+
+def timeline_of(model, args, loss, units=None) -> tuple[list, Timeline]:
+    resolved = _resolve_units(model, units)
+    return resolved, Timeline(record_step(model, args, loss, resolved))
+
+
+def random_choice(timeline: Timeline, rng: np.random.Generator) -> list:
+    choice = []
+    for items in timeline.units:
+        if items.replay_at < 0 or rng.random() < 0.2:
+            choice.append(None)
+            continue
+        saved = items.forced | (items.eligible & (rng.random(items.eligible.size) < 0.5))
+        choice.append(saved)
+    return choice
+
+
+# ---------------------------------------------------------------------- gradients
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_random_choices_train_as_eager(name):
+    """Any saved set the planner may choose trains as eager: loss, gradients, buffers (dropout and batch norm too)."""
+    model, args, loss = MODELS[name]()
+    step = Steps(model, args, loss)
+    expected = step()
+    resolved, timeline = timeline_of(model, args, loss)
+    assert any(items.replay_at >= 0 for items in timeline.units)
+    rng = np.random.default_rng(0)
+    for trial in range(4):
+        choice = random_choice(timeline, rng)
+        plan = build_plan(model, resolved, timeline, choice, 0, 0, 0, 0)
+        with plan:
+            got = step()
+        assert_same_step(expected, got, where=f"{name} choice {trial}")
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_planned_steps_train_as_eager(name):
+    model, args, loss = MODELS[name]()
+    step = Steps(model, args, loss)
+    expected = step()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    full, none = first.full_checkpoint_peak_bytes, first.unplanned_peak_bytes
+    for limit in (full, (full + none) // 2):
+        plan = plan_checkpoints(model, args, limit, loss=loss)
+        assert any(u.checkpointed for u in plan.units)
+        with plan:
+            got = step()
+        assert_same_step(expected, got, where=f"{name} at {limit}")
+
+
+def test_a_unit_whose_cached_output_is_written_is_never_checkpointed():
+    """Batch norm then an in-place ReLU: the norm must be cached (its statistics updated once), but the
+    cache cannot hold a tensor written later; such a unit stays as it is, and training matches eager."""
+    model, args, loss = make_stack(in_place_after_norm=True)
+    _, timeline = timeline_of(model, args, loss)
+    assert all(items.replay_at < 0 for items in timeline.units)
+    step = Steps(model, args, loss)
+    expected = step()
+    with plan_checkpoints(model, args, 1 << 40, loss=loss):
+        assert_same_step(expected, step())
+
+
+def test_planning_leaves_the_model_as_found():
+    model, args, loss = make_stack()
+    model(*args).sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    buffers = [b.clone() for b in model.buffers()]
+    state = torch.random.get_rng_state()
+    plan_checkpoints(model, args, 1 << 30, loss=loss)
+    assert all(torch.equal(p.grad, g) for p, g in zip(model.parameters(), grads))
+    assert all(torch.equal(b, c) for b, c in zip(model.buffers(), buffers))
+    assert torch.equal(torch.random.get_rng_state(), state)
+
+
+# ---------------------------------------------------------------------- the peak model
+
+
+def within(predicted: int, measured: int) -> bool:
+    return abs(predicted - measured) <= max(0.10 * measured, MiB)
+
+
+@pytest.mark.parametrize("name", ["stack", "decoder"])
+def test_predicted_peak_of_random_choices(name):
+    model, args, loss = MODELS[name]()
+    resolved, timeline = timeline_of(model, args, loss)
+    rng = np.random.default_rng(1)
+    for choice in [timeline.none(), timeline.full()] + [random_choice(timeline, rng) for _ in range(3)]:
+        plan = build_plan(model, resolved, timeline, choice, timeline.peak(choice), 0, 0, 0)
+        with plan:
+            measured = measured_peak(model, args, loss)
+        assert within(plan.predicted_peak_bytes, measured), (plan.predicted_peak_bytes, measured)
+
+
+def test_a_larger_decoder_fits_its_limit():
+    """Predicted within 10% of measured, measured at most 1.05 L, at two limits."""
+    torch.manual_seed(0)
+    from tests.training_models import Decoder
+
+    model = Decoder(vocab=512, d=128, heads=4, layers=3, t=128)
+    ids = torch.randint(0, 512, (4, 128))
+    loss = lambda logits: logits.logsumexp(-1).mean()  # noqa: E731
+    first = plan_checkpoints(model, (ids,), 1 << 40, loss=loss)
+    full, none = first.full_checkpoint_peak_bytes, first.unplanned_peak_bytes
+    assert full < none
+    for limit in ((full + none) // 2, int(1.05 * full)):
+        plan = plan_checkpoints(model, (ids,), limit, loss=loss)
+        assert plan.predicted_peak_bytes <= limit
+        with plan:
+            measured = measured_peak(model, (ids,), loss)
+        assert measured <= 1.05 * limit
+        assert within(plan.predicted_peak_bytes, measured)
+
+
+def test_limit_nothing_reaches():
+    model, args, loss = make_stack()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    with pytest.raises(PeakLimitError) as info:
+        plan_checkpoints(model, args, first.full_checkpoint_peak_bytes // 4, loss=loss)
+    assert info.value.smallest == first.full_checkpoint_peak_bytes
+    assert info.value.limit == first.full_checkpoint_peak_bytes // 4
+
+
+def test_no_checkpointing_when_everything_fits():
+    model, args, loss = make_stack()
+    plan = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    assert not any(u.checkpointed for u in plan.units)
+    assert plan.predicted_peak_bytes == plan.unplanned_peak_bytes
+    assert plan.recompute_seconds == 0
+
+
+def test_a_tighter_limit_never_saves_more():
+    model, args, loss = make_stack()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    limits = np.linspace(first.full_checkpoint_peak_bytes, first.unplanned_peak_bytes, 5).astype(int)
+    plans = [plan_checkpoints(model, args, int(limit), loss=loss) for limit in limits]
+    for plan, limit in zip(plans, limits):
+        assert plan.predicted_peak_bytes <= limit
+
+
+# ---------------------------------------------------------------------- the knapsack per unit
+
+
+def test_menu_entries_are_exact_optima():
+    """Every menu entry is the least replay time for its bytes, by brute force over the unit's ops."""
+    model, args, loss = make_stack()
+    _, timeline = timeline_of(model, args, loss)
+    items = timeline.units[0]
+    free = items.forced | (items.eligible & (items.weights == 0))
+    candidates = np.flatnonzero(items.eligible & ~free & (items.seconds > 0))
+    assert 1 <= candidates.size <= 14
+    for entry in _menu(items):
+        if entry.saved is None:
+            continue
+        assert int(items.weights[entry.saved].sum()) == entry.nbytes
+        assert np.isclose(items.seconds[~entry.saved].sum(), entry.seconds)
+        best = min(items.seconds[~free].sum() - items.seconds[list(subset)].sum()
+                   for r in range(candidates.size + 1) for subset in itertools.combinations(candidates, r)
+                   if items.weights[free].sum() + items.weights[list(subset)].sum() <= entry.nbytes)  # fmt: skip
+        assert np.isclose(entry.seconds, best)
+
+
+def test_lower_hull():
+    from remat_knapsack.torch.eager._plan import _Entry
+
+    points = [_Entry(0, 10.0, None), _Entry(1, 9.5, None), _Entry(2, 5.0, None), _Entry(3, 5.0, None),
+              _Entry(4, 0.0, None)]  # fmt: skip
+    assert [(e.nbytes, e.seconds) for e in _lower_hull(points)] == [(0, 10.0), (2, 5.0), (4, 0.0)]
+
+
+def test_random_and_state_writing_ops_are_never_replayed_from_the_cache():
+    model, args, loss = make_stack()
+    _, timeline = timeline_of(model, args, loss)
+    recording = timeline.recording
+    for items in timeline.units:
+        names = [recording.ops[i].name for i in items.ops]
+        for name, eligible, forced, i in zip(names, items.eligible, items.forced, items.ops):
+            if recording.ops[i].random:
+                assert not eligible and not forced, name
+            if "batch_norm" in name and recording.ops[i].writes_outside:
+                assert forced, name
+
+
+# ---------------------------------------------------------------------- apply, remove, arguments
+
+
+def test_apply_and_remove_restore_the_model():
+    model, args, loss = make_stack()
+    keys = list(model.state_dict())
+    plan = plan_checkpoints(model, args, plan_checkpoints(model, args, 1 << 40, loss=loss).full_checkpoint_peak_bytes,
+                            loss=loss)  # fmt: skip
+    index = next(i for i, u in enumerate(plan.units) if u.checkpointed)
+    block = model.blocks[index]
+    assert isinstance(plan, CheckpointPlan)
+    plan.apply()
+    assert plan.applied and "forward" in vars(block)
+    assert list(model.state_dict()) == keys
+    with pytest.raises(RuntimeError, match="already applied"):
+        plan.apply()
+    plan.remove()
+    assert not plan.applied and "forward" not in vars(block)
+    plan.remove()  # a no-op
+    assert "units" in plan.to_json() and "predicted peak" in plan.summary()
+
+
+def test_default_units():
+    assert default_units(nn.Sequential(nn.Linear(2, 2), nn.ReLU())) == ["0", "1"]
+    model, _, _ = make_stack()
+    assert default_units(model) == ["blocks.0", "blocks.1", "blocks.2"]
+    model, _, _ = make_conv_groupnorm()
+    assert default_units(model) == [f"body.{i}" for i in range(6)]
+    with pytest.raises(ValueError, match="units="):
+        default_units(nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("limit", [0, -1, float("nan"), float("inf"), "1GiB", True, None])
+def test_bad_limit(limit):
+    model, args, loss = make_stack()
+    with pytest.raises(ValueError, match="max_peak_bytes"):
+        plan_checkpoints(model, args, limit, loss=loss)
+
+
+@pytest.mark.parametrize(("units", "match"), [
+    (["blocks.9"], r"units\[0\] = 'blocks.9' is not a submodule"),
+    (["blocks", "blocks.0"], "overlap"),
+    ("blocks.0", "non-empty list"),
+    ([], "non-empty list"),
+])  # fmt: skip
+def test_bad_units(units, match):
+    model, args, loss = make_stack()
+    with pytest.raises(ValueError, match=match):
+        plan_checkpoints(model, args, 1 << 30, loss=loss, units=units)
+
+
+def test_a_unit_run_twice_is_refused():
+    block = Block(16)
+    model = nn.Sequential(block, block)
+    with pytest.raises(ValueError, match="ran its forward 2 times"):
+        plan_checkpoints(model, (torch.randn(8, 16),), 1 << 30)
+
+
+def test_a_loss_that_is_not_a_scalar():
+    model, args, _ = make_stack()
+    with pytest.raises(ValueError, match="scalar"):
+        plan_checkpoints(model, args, 1 << 30, loss=lambda out: out)

@@ -90,5 +90,12 @@ def _init_signature(app, what, name, obj, options, signature, return_annotation)
     return stringify_signature(sig, show_return_annotation=False), return_annotation
 
 
+def _drop_maintainers_notes(app, what, name, obj, options, lines):
+    """A module docstring's "For maintainers" section (its layout, what may import what) stays in the code."""
+    if what == "module" and "For maintainers" in lines:
+        del lines[lines.index("For maintainers"):]
+
+
 def setup(app):
     app.connect("autodoc-process-signature", _init_signature)
+    app.connect("autodoc-process-docstring", _drop_maintainers_notes)

@@ -109,7 +109,10 @@ def test_top_level_stays_short():
 
 
 def test_every_subpackage_says_what_it_holds_and_may_import():
-    for init in PACKAGE.glob("*/__init__.py"):
+    inits = [init for init in PACKAGE.rglob("__init__.py") if init.parent != PACKAGE]
+    assert any(init.parent.parent != PACKAGE for init in inits)  # nested subpackages are checked too
+    for init in inits:
+        where = init.relative_to(PACKAGE)
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
-        assert "import" in doc.lower(), f"{init.parent.name}/__init__.py: say what it may import"
-        assert len(doc) > 200, f"{init.parent.name}/__init__.py: say what it holds"
+        assert "import" in doc.lower(), f"{where}: say what it may import"
+        assert len(doc) > 200, f"{where}: say what it holds"

@@ -8,6 +8,12 @@ rank writes ``OUT_DIR/rank<R>.json``: predict_peaks' predictions, sweep's
 measured peaks, and fit's plan, compile count and measured peak; with
 ``fail``, rank 1's loss raises during the model check and every rank writes
 the error it got instead.
+
+WRAPPER ``eager`` plans selective checkpointing with ``plan_checkpoints`` on
+the unsharded decoder (each rank on its own inputs), applies it, then
+shards with ``fully_shard``, as torchtitan does; each rank writes its plan,
+whether one training step matches the same model sharded without the plan
+(loss and local gradient shards), and the error a rank made to fail gave it.
 """
 
 from __future__ import annotations
@@ -66,6 +72,10 @@ def main() -> None:
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
+    if wrapper == "eager":
+        record = eager(rank)
+        (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
+        leave()
     if wrapper == "ddp":
         from torch.nn.parallel import DistributedDataParallel
 
@@ -114,12 +124,63 @@ def main() -> None:
                          "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts],
                          "plans": [a.get("plans") for a in r.attempts]}  # fmt: skip
     (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
+    leave()
+
+
+def leave() -> None:
     dist.barrier()
     # Leave without running the process group's and FSDP's destructors: gloo can abort at exit
     # ("terminate called without an active exception") after the work is done and written.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+def eager(rank: int) -> dict:
+    """plan_checkpoints on every rank, applied before fully_shard; one step against the unplanned model."""
+    from torch.distributed.fsdp import fully_shard
+
+    from remat_knapsack.torch import plan_checkpoints
+
+    def loss(out):
+        return out.float().logsumexp(-1).mean()
+
+    torch.manual_seed(0)
+    planned, plain = Decoder(d=64, layers=3), Decoder(d=64, layers=3)
+    plain.load_state_dict(planned.state_dict())
+    torch.manual_seed(1 + rank)
+    ids = torch.randint(0, 512, (4, 64))
+    record: dict = {"rank": rank}
+
+    def failing(out):
+        if rank == 1:
+            raise RuntimeError("rank 1 was made to fail")
+        return loss(out)
+
+    try:
+        plan_checkpoints(planned, (ids,), 1 << 40, loss=failing)
+        record["error"] = None
+    except Exception as exc:
+        record["error"] = f"{type(exc).__name__}: {exc}"
+    first = plan_checkpoints(planned, (ids,), 1 << 40, loss=loss)
+    limit = (first.full_checkpoint_peak_bytes + first.unplanned_peak_bytes) // 2
+    plan = plan_checkpoints(planned, (ids,), limit, loss=loss)
+    record["plan"] = [(u.name, u.checkpointed, u.saved_ops, u.recomputed_ops) for u in plan.units]
+    record["predicted"] = plan.predicted_peak_bytes
+    plan.apply()
+    for model in (planned, plain):
+        for layer in model.layers:
+            fully_shard(layer)
+        fully_shard(model)
+    losses = []
+    for model in (planned, plain):
+        torch.manual_seed(7)
+        value = loss(model(ids))
+        value.backward()
+        losses.append(value.item())
+    grads = [(a.grad.to_local(), b.grad.to_local()) for a, b in zip(planned.parameters(), plain.parameters())]
+    record["same_step"] = losses[0] == losses[1] and all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in grads)
+    return record
 
 
 if __name__ == "__main__":

@@ -63,3 +63,14 @@ def test_a_failing_rank_makes_every_rank_raise(tmp_path):
     r0, r1 = _run(tmp_path, "fsdp", "fail")
     assert r1["error"].startswith("ValueError") and "rank 1 was made to fail" in r1["error"]
     assert r0["error"].startswith("RankFailedError") and "rank 1" in r0["error"]
+
+
+def test_eager_plans_are_one_plan_and_train_as_unplanned_under_fully_shard(tmp_path):
+    """plan_checkpoints on each rank (each timing its own inputs) gives rank 0's plan everywhere; applied
+    before fully_shard it trains as the sharded model without it; a failing rank makes both raise."""
+    r0, r1 = _run(tmp_path, "eager")
+    assert r0["plan"] == r1["plan"] and r0["predicted"] == r1["predicted"]
+    assert any(checkpointed for _, checkpointed, _, _ in r0["plan"])
+    assert r0["same_step"] and r1["same_step"]
+    assert r1["error"].startswith("ValueError") and "rank 1 was made to fail" in r1["error"]
+    assert r0["error"].startswith("RankFailedError") and "rank 1" in r0["error"]

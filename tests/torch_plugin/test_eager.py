@@ -23,7 +23,7 @@ from remat_knapsack.errors import PeakLimitError  # noqa: E402
 from remat_knapsack.torch import CheckpointPlan, plan_checkpoints  # noqa: E402
 from remat_knapsack.torch._measure import profile_peak_bytes  # noqa: E402
 from remat_knapsack.torch.eager import default_units  # noqa: E402
-from remat_knapsack.torch.eager._plan import _lower_hull, _menu, _resolve_units, build_plan  # noqa: E402
+from remat_knapsack.torch.eager._plan import _lower_hull, _Menu, _resolve_units, build_plan  # noqa: E402
 from remat_knapsack.torch.eager._record import record_step  # noqa: E402
 from remat_knapsack.torch.eager._timeline import Timeline  # noqa: E402
 from tests.training_models import assert_same_step, make_conv_groupnorm, make_decoder, train_step  # noqa: E402
@@ -32,7 +32,7 @@ MiB = 1 << 20
 
 
 class Block(nn.Module):
-    """Linear, batch norm (running statistics), two dropouts, an in-place op and a residual."""
+    """Linear, batch norm (running statistics), random noise, two dropouts, an in-place op and a residual."""
 
     def __init__(self, d: int, in_place_after_norm: bool = False) -> None:
         super().__init__()
@@ -42,7 +42,8 @@ class Block(nn.Module):
 
     def forward(self, x):
         h = self.norm(self.up(x))
-        h = self.drop(h.relu_() if self.in_place_after_norm else F.relu(h))
+        h = h.relu_() if self.in_place_after_norm else F.relu(h)
+        h = self.drop(h * (1 + 0.1 * torch.rand_like(x).repeat(1, 4)))  # a random op with an output
         g = F.gelu(h)
         g.mul_(0.5)
         return x + self.drop(self.down(g))
@@ -243,9 +244,10 @@ def test_menu_entries_are_exact_optima():
     free = items.forced | (items.eligible & (items.weights == 0))
     candidates = np.flatnonzero(items.eligible & ~free & (items.seconds > 0))
     assert 1 <= candidates.size <= 14
-    for entry in _menu(items):
-        if entry.saved is None:
-            continue
+    menu = _Menu(items)
+    assert len(menu.entries) > 2 and menu.entries[-1].saved is None and menu.entries[-1].seconds == 0
+    for position, entry in enumerate(menu.entries[:-1]):
+        menu.saved(position)
         assert int(items.weights[entry.saved].sum()) == entry.nbytes
         assert np.isclose(items.seconds[~entry.saved].sum(), entry.seconds)
         best = min(items.seconds[~free].sum() - items.seconds[list(subset)].sum()

@@ -3,6 +3,10 @@
 ``FUNCTION`` is loaded as ``sweep`` loads it (it returns ``(model, args)`` or
 ``(model, args, loss)``). The command runs :func:`remat_knapsack.torch.fit`,
 prints the report and writes it as JSON (``--out``, default ``fit.json``).
+With ``--eager`` it runs :func:`remat_knapsack.torch.plan_checkpoints`
+instead (selective activation checkpointing, no compile; ``--units`` names
+the submodules), then measures one step under the plan, and prints the plan
+with its predicted and measured peak.
 Exit 0 when a plan fits, 3 when none does (``PeakLimitError``), 2 on bad
 input, 1 without torch. Only the parser is built at import.
 """
@@ -40,6 +44,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s.add_argument("--repeats", type=_repeats_arg, default=5, metavar="N", help="timed steps (default 5)")
     s.add_argument("--regions", nargs="+", metavar="NAME",
                    help="submodules compiled one by one, the rest eager (default: the whole model)")  # fmt: skip
+    s.add_argument("--eager", action="store_true",
+                   help="plan selective activation checkpointing for eager training (no torch.compile)")  # fmt: skip
+    s.add_argument("--units", nargs="+", metavar="NAME",
+                   help="with --eager: submodules that may be checkpointed (default: the largest ModuleList's blocks)")
     s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
     s.set_defaults(func=cmd_fit)
     return s
@@ -51,6 +59,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
         from ..torch import PeakLimitError, fit
     except ImportError as e:
         raise CliError(f"fit needs PyTorch: {e}", EXIT_FAIL) from None
+    if args.eager:
+        return _cmd_eager(args)
+    if args.units:
+        raise CliError("--units needs --eager (compiled plans take --regions)")
     model, inputs, loss = _load_target(args.target)
     try:
         report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats,
@@ -69,5 +81,32 @@ def cmd_fit(args: argparse.Namespace) -> int:
         print(f"  compile {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, "
               f"measured {a['peak_bytes'] / 2**20:.1f} MiB, step {a['step_seconds'] * 1e3:.1f} ms")  # fmt: skip
     print(f"use it: with remat_knapsack.torch.use_solver({report.solver!r}): ...")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def _cmd_eager(args: argparse.Namespace) -> int:
+    """plan_checkpoints, then one measured step under the plan; the plan printed and written as JSON."""
+    import json
+
+    from ..torch import PeakLimitError, plan_checkpoints
+
+    if args.regions:
+        raise CliError("--regions is for compiled plans; with --eager name the submodules with --units")
+    model, inputs, loss = _load_target(args.target)
+    try:
+        plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units)
+    except PeakLimitError as e:
+        raise CliError(str(e), EXIT_NO_FIT) from None
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    measured = plan.measure(inputs, loss=loss)
+    result = plan.to_dict() | {"measured_peak_bytes": measured}
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(plan.summary())
+    print(f"measured peak {measured / 2**20:.1f} MiB ({measured / args.max_peak:.2f} of the limit)")
+    print("use it: plan = remat_knapsack.torch.plan_checkpoints(model, args, limit); plan.apply()")
     print(f"wrote {out}")
     return EXIT_OK

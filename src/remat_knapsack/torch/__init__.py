@@ -1,16 +1,27 @@
-"""torch.compile integration: our solvers inside PyTorch's activation-memory-budget partitioner.
+"""Plan activation memory for PyTorch training, compiled or eager, for a limit in bytes.
 
-Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
-:func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
-each budget and measures it), ``_measure`` (a step's measured peak and saved
-bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
-``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
-models compiled block by block, and under torch.distributed), ``_ranks`` (one
-decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
-``_rng``, ``_measure``, ``_ranks`` and ``_inductor_peaks`` import none of the
-others; ``_peaks`` imports only those. May import: torch, and every torch-free part of
-the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
-:mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
+What to call
+------------
+Training with ``torch.compile``:
+
+* :func:`fit` finds the fastest plan whose training step peaks within a
+  limit (it compiles, measures and corrects itself); use its plan with
+  :func:`use_solver`. The command is ``remat-knapsack fit``.
+* :func:`predict_peaks` gives the peak of one step at each
+  ``activation_memory_budget`` from one compile, and :func:`sweep` measures
+  them (``remat-knapsack sweep``).
+* :func:`use_solver` and :func:`install` put our exact solvers inside
+  PyTorch's partitioner, in place of its ``dp_knapsack``.
+
+Training eagerly, without ``torch.compile``:
+
+* :func:`plan_checkpoints` chooses selective activation checkpointing (which
+  ops of which blocks to save, the rest recomputed) for a limit, and
+  :meth:`CheckpointPlan.apply` installs it with ``torch.utils.checkpoint``.
+  The command is ``remat-knapsack fit --eager``.
+
+Every plan trains as eager training does: no random op is drawn afresh in
+the backward, and batch norm's statistics are updated once.
 
 This is the only subpackage that imports torch; ``import remat_knapsack`` never does.
 It needs a PyTorch with the ``CustomKnapsackSolver`` hook (:data:`MIN_TORCH`) and
@@ -105,6 +116,23 @@ they found: the config values and whether the wrapper was in place.
 >>> with use_solver("auto") as solver:                         # doctest: +SKIP
 ...     torch.compile(model)(x).sum().backward()
 >>> solver.history[-1].solution.saved                          # doctest: +SKIP
+
+For maintainers
+---------------
+Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
+:func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
+each budget and measures it), ``_measure`` (a step's measured peak and saved
+bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
+``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
+models compiled block by block, and under torch.distributed), ``_ranks`` (one
+decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
+``_rng``, ``_measure``, ``_ranks`` and ``_inductor_peaks`` import none of the
+others; ``_peaks`` imports only those. May import: torch, and every torch-free part of
+the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
+:mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
+``eager`` (:func:`plan_checkpoints`) imports ``_ranks``, ``_measure`` and
+``_sweep``'s argument checks, never the compiled path's capture or peak model.
+The documentation build drops this section from the API page.
 """
 
 try:

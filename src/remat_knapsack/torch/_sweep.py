@@ -185,12 +185,17 @@ def _check_model(model: Any, args: tuple, loss: Any) -> Callable[[Any], Any]:
         raise
     except Exception as exc:
         raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
+    check_loss_value(value)
+    return loss_fn
+
+
+def check_loss_value(value: Any) -> None:
+    """ValueError unless ``value`` is a scalar tensor that requires grad."""
     if not isinstance(value, torch.Tensor) or value.numel() != 1:
         shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
         raise ValueError(f"the loss must be a scalar tensor, got {shape}")
     if not value.requires_grad:
         raise ValueError("the loss does not require grad: no parameter or input with requires_grad reaches it")
-    return loss_fn
 
 
 def _device(model: Any, args: tuple) -> str:

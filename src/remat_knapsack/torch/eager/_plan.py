@@ -5,20 +5,21 @@ The plan, from one recorded step (:func:`~._record.record_step`):
 1. **Per unit, every budget at once.** The ops of each unit's forward are a
    0/1 knapsack (weight: the bytes an op creates; value: the seconds its
    replay would cost). :func:`remat_knapsack.tradeoff.frontier` gives the
-   exact best set of saved ops for every budget in one pass; its lower
-   convex hull, with "not checkpointed" (no replay, every byte kept), is
+   exact best set of saved ops for every budget in one pass; its
+   breakpoints, with "not checkpointed" (no replay, every byte kept), are
    the unit's menu.
-2. **Across units.** Starting from every unit at its smallest menu entry
-   (full recomputation), the moves along the units' hulls are taken in
-   order of seconds saved per byte, and the step's peak
-   (:class:`~._timeline.Timeline`) is evaluated after each; the cheapest
-   plan whose peak fits is then improved by single moves while one fits.
-   This Lagrangian walk is exact per unit but not a proof of optimality
-   across units: the peak is a maximum over the step, not a sum.
+2. **Across units.** Starting from every unit at full recomputation, the
+   moves along the units' lower convex hulls are taken in order of seconds
+   saved per byte, and the step's peak (:class:`~._timeline.Timeline`) is
+   evaluated after each; from the cheapest plan that fits, each unit in
+   turn moves to the furthest breakpoint of its whole frontier that still
+   fits (bisection), until none moves. Exact per unit; across units a
+   Lagrangian walk and a descent, not a proof of optimality: the peak is a
+   maximum over the step, not a sum.
 
 Complexity: the frontier's O(n S) per unit (n ops, S Pareto states), then
-O(H (S_t + T)) for the walk (H hull entries in all, S_t storages and T ops
-of the step).
+O((H + R U log S) (S_t + T)) for the search (H hull entries in all, U units,
+R descent rounds, S_t storages and T ops of the step).
 
 May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.errors`,
 ``.._ranks``, ``.._sweep`` (argument checks) and this subpackage's modules.
@@ -40,7 +41,8 @@ from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selectiv
 from ...errors import PeakLimitError
 from ...tradeoff import frontier
 from .. import _ranks
-from .._sweep import _check_model
+from .._measure import profile_peak_bytes
+from .._sweep import _default_loss, check_loss_value
 from ._record import Recording, _restore_buffers, _snapshot_buffers, record_step
 from ._timeline import Timeline, UnitItems
 
@@ -106,6 +108,7 @@ class CheckpointPlan:
         self.planning_seconds = planning_seconds
         self.solve_seconds = solve_seconds
         self._originals: list[tuple[torch.nn.Module, Any]] | None = None
+        self._timeline: Timeline | None = None
 
     @property
     def recompute_seconds(self) -> float:
@@ -141,6 +144,43 @@ class CheckpointPlan:
             else:
                 module.forward = original
         self._originals = None
+
+    def measure(self, args: Any, *, loss: Callable[[Any], Any] | None = None) -> int:
+        """The measured peak of one step under the plan, in bytes, as :func:`sweep` measures it.
+
+        Applies the plan for the step (and removes it after, unless it was
+        applied already), runs one step to warm up and one under the
+        profiler (CUDA: ``torch.cuda.max_memory_allocated``); gradients,
+        buffers and random generators are put back as they were.
+        """
+        args = args if isinstance(args, tuple) else (args,)
+        loss_fn = loss if loss is not None else _default_loss
+        model = self.model
+        parameters = list(model.parameters())
+        grads = [p.grad for p in parameters]
+        buffers = _snapshot_buffers(model)
+        device = "cuda" if any(p.is_cuda for p in parameters[:1]) else "cpu"
+
+        def step() -> None:
+            for p in parameters:
+                p.grad = None
+            loss_fn(model(*args)).backward()
+
+        applied = self.applied
+        try:
+            if not applied:
+                self.apply()
+            with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+                step()
+                for p in parameters:
+                    p.grad = None
+                return profile_peak_bytes(step, device)
+        finally:
+            if not applied:
+                self.remove()
+            for p, g in zip(parameters, grads):
+                p.grad = g
+            _restore_buffers(model, buffers)
 
     def __enter__(self) -> CheckpointPlan:
         return self.apply()
@@ -278,30 +318,49 @@ class _Entry:
     saved: np.ndarray | None
 
 
-def _menu(items: UnitItems) -> list[_Entry]:
-    """The unit's lower convex hull over (bytes kept, seconds replayed), from full recomputation to none."""
-    off = _Entry(int(items.kept_bytes.sum()), 0.0, None)
-    if items.replay_at < 0:
-        return [off]
-    total = items.total_seconds
-    candidates = np.flatnonzero(items.eligible & (items.seconds > 0) & (items.weights > 0))
-    free = items.forced | (items.eligible & (items.weights == 0))  # saved in every entry
-    base_bytes = int(items.weights[items.forced].sum())
-    total -= float(items.seconds[free].sum())
-    points = [_Entry(base_bytes, total, free.copy())]
-    if candidates.size:
-        curve = frontier(items.weights[candidates].astype(np.float64), items.seconds[candidates], scale=None)
-        for nbytes, value in zip(curve.memory, curve.value):
-            points.append(_Entry(base_bytes + int(nbytes), total - value, None))
+class _Menu:
+    """One unit's choices: every breakpoint of its exact frontier, and their lower convex hull.
+
+    ``entries``: "checkpointed, saving the best ops for these bytes", from
+    full recomputation (forced and zero-byte ops alone) to the frontier's
+    end, then "not checkpointed" (no replay, every byte kept), keeping only
+    those that replay less than every entry with fewer bytes. ``hull``:
+    their positions on the lower convex hull. Masks are solved on first use.
+    """
+
+    def __init__(self, items: UnitItems) -> None:
+        off = _Entry(int(items.kept_bytes.sum()), 0.0, None)
+        self.entries = [off]
+        self.hull = [0]
+        if items.replay_at < 0:
+            return
+        self._items = items
+        self._free = items.forced | (items.eligible & (items.weights == 0))  # saved in every entry
+        self._base = int(items.weights[items.forced].sum())
+        total = items.total_seconds - float(items.seconds[self._free].sum())
+        self._candidates = np.flatnonzero(items.eligible & ~self._free & (items.seconds > 0) & (items.weights > 0))
+        points = [_Entry(self._base, total, self._free.copy())]
+        self._curve = None
+        if self._candidates.size:
+            self._curve = frontier(items.weights[self._candidates].astype(np.float64),
+                                   items.seconds[self._candidates], scale=None)  # fmt: skip
+            points += [_Entry(self._base + int(m), total - v, None) for m, v in zip(self._curve.memory, self._curve.value)]
+        points.append(off)
         points.sort(key=lambda e: (e.nbytes, e.seconds))
-        hull = _lower_hull(points + [off])
-        for entry in hull:
-            if entry.saved is None and entry is not off:
-                chosen = candidates[curve.selection(entry.nbytes - base_bytes)]
-                entry.saved = free.copy()
-                entry.saved[chosen] = True
-        return hull
-    return _lower_hull(points + [off])
+        self.entries = []
+        for p in points:  # drop the dominated: more bytes, no less replay
+            if not self.entries or p.seconds < self.entries[-1].seconds:
+                self.entries.append(p)
+        hull_entries = {id(e) for e in _lower_hull(self.entries)}
+        self.hull = [i for i, e in enumerate(self.entries) if id(e) in hull_entries]
+
+    def saved(self, position: int) -> np.ndarray | None:
+        entry = self.entries[position]
+        if entry.saved is None and entry.seconds > 0:
+            chosen = self._candidates[self._curve.selection(entry.nbytes - self._base)]
+            entry.saved = self._free.copy()
+            entry.saved[chosen] = True
+        return entry.saved
 
 
 def _lower_hull(points: list[_Entry]) -> list[_Entry]:
@@ -322,45 +381,63 @@ def _lower_hull(points: list[_Entry]) -> list[_Entry]:
     return hull
 
 
-def _walk(timeline: Timeline, menus: list[list[_Entry]], limit: int) -> tuple[list[int], int]:
-    """Positions in each menu for the cheapest plan found whose peak fits; (positions, peak)."""
-    position = [0] * len(menus)
+class _Search:
+    """The cheapest plan found whose modelled peak fits: a walk along the hulls, then a descent on every breakpoint."""
 
-    def choice(pos: list[int]) -> list[np.ndarray | None]:
-        return [menu[p].saved for menu, p in zip(menus, pos)]
+    def __init__(self, timeline: Timeline, menus: list[_Menu], limit: int) -> None:
+        self.timeline, self.menus, self.limit = timeline, menus, limit
 
-    def cost(pos: list[int]) -> float:
-        return sum(menu[p].seconds for menu, p in zip(menus, pos))
+    def choice(self, positions: list[int]) -> list[np.ndarray | None]:
+        return [menu.saved(p) for menu, p in zip(self.menus, positions)]
 
-    peak = timeline.peak(choice(position))
-    if peak > limit:
-        return position, peak
-    best, best_cost, best_peak = list(position), cost(position), peak
-    moves = []  # (seconds saved per byte, unit, to position)
-    for unit, menu in enumerate(menus):
-        for p in range(1, len(menu)):
-            gain = (menu[p - 1].seconds - menu[p].seconds) / max(1, menu[p].nbytes - menu[p - 1].nbytes)
-            moves.append((-gain, unit, p))
-    moves.sort()
-    for _, unit, p in moves:
-        position[unit] = p
-        peak = timeline.peak(choice(position))
-        if peak <= limit and cost(position) < best_cost:
-            best, best_cost, best_peak = list(position), cost(position), peak
-    improved = True
-    while improved:  # single moves from the best plan: any unit, any step further along its menu
-        improved = False
-        for unit, menu in enumerate(menus):
-            for p in range(best[unit] + 1, len(menu)):
-                trial = list(best)
-                trial[unit] = p
-                trial_cost = cost(trial)
-                if trial_cost >= best_cost:
-                    continue
-                peak = timeline.peak(choice(trial))
-                if peak <= limit:
-                    best, best_cost, best_peak, improved = trial, trial_cost, peak, True
-    return best, best_peak
+    def cost(self, positions: list[int]) -> float:
+        return sum(menu.entries[p].seconds for menu, p in zip(self.menus, positions))
+
+    def peak(self, positions: list[int]) -> int:
+        return self.timeline.peak(self.choice(positions))
+
+    def run(self) -> tuple[list[int], int]:
+        """(positions, peak); the positions of the smallest plan and its peak when nothing fits."""
+        positions = [0] * len(self.menus)
+        peak = self.peak(positions)
+        if peak > self.limit:
+            return positions, peak
+        best = self._walk(list(positions))
+        return self._descend(best)
+
+    def _walk(self, positions: list[int]) -> list[int]:
+        """Moves along the units' hulls, most seconds saved per byte first; the cheapest plan that fits."""
+        moves = []  # (minus seconds saved per byte, unit, to position)
+        for unit, menu in enumerate(self.menus):
+            for a, b in zip(menu.hull, menu.hull[1:]):
+                ea, eb = menu.entries[a], menu.entries[b]
+                moves.append(((eb.seconds - ea.seconds) / max(1, eb.nbytes - ea.nbytes), unit, b))
+        moves.sort()
+        best, best_cost = list(positions), self.cost(positions)
+        for _, unit, p in moves:
+            positions[unit] = p
+            if self.cost(positions) < best_cost and self.peak(positions) <= self.limit:
+                best, best_cost = list(positions), self.cost(positions)
+        return best
+
+    def _descend(self, best: list[int]) -> tuple[list[int], int]:
+        """Per unit in turn, the furthest breakpoint (least replay) that still fits, by bisection; until none moves."""
+        moved = True
+        while moved:
+            moved = False
+            for unit, menu in enumerate(self.menus):
+                low, high = best[unit], len(menu.entries) - 1  # low fits
+                while low < high:
+                    middle = (low + high + 1) // 2
+                    trial = list(best)
+                    trial[unit] = middle
+                    if self.peak(trial) <= self.limit:
+                        low = middle
+                    else:
+                        high = middle - 1
+                if low != best[unit]:
+                    best[unit], moved = low, True
+        return best, self.peak(best)
 
 
 def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndarray | None) -> UnitPlan:
@@ -435,14 +512,14 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *, 
     limit = _check_limit(max_peak_bytes)
     args = args if isinstance(args, tuple) else (args,)
     resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
-    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model_restoring(model, args, loss))
-    recording = _ranks.agree("recording one step", lambda: record_step(model, args, loss_fn, resolved))
+    loss_fn = _checked_loss(loss)
+    recording = _ranks.agree("recording one step", lambda: _record(model, args, loss_fn, resolved))
     solve_start = time.perf_counter()
     timeline = Timeline(recording)
-    menus = [_menu(items) for items in timeline.units]
-    positions, peak = _walk(timeline, menus, limit)
+    search = _Search(timeline, [_Menu(items) for items in timeline.units], limit)
+    positions, peak = search.run()
     solve_seconds = time.perf_counter() - solve_start
-    choice = _rank_zero_choice(recording, timeline, [menu[p].saved for menu, p in zip(menus, positions)])
+    choice = _rank_zero_choice(recording, timeline, search.choice(positions))
     peak = _ranks.max_over_ranks(timeline.peak(choice))
     full = _ranks.max_over_ranks(timeline.peak(timeline.full()))
     if peak > limit:
@@ -477,15 +554,36 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
     saved_sets = [frozenset((recording.ops[i].name, recording.ops[i].occurrence)
                             for i, s in zip(items.ops, saved) if s) if saved is not None else frozenset()
                   for items, saved in zip(timeline.units, choice)]  # fmt: skip
-    return CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
+    plan = CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
                           planning_seconds, solve_seconds)  # fmt: skip
+    plan._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
+    return plan
 
 
-def _check_model_restoring(model: Any, args: tuple, loss: Any) -> Callable[[Any], Any]:
-    """``_check_model`` (one forward and loss, no backward); buffers and random generators left as found."""
-    buffers = _snapshot_buffers(model)
+def _checked_loss(loss: Any) -> Callable[[Any], Any]:
+    """``loss`` (default: ``.loss`` or ``.sum()``), raising ValueError when it fails or is not a scalar needing grad."""
+    if loss is not None and not callable(loss):
+        raise ValueError(f"loss must be a callable output -> scalar, got {type(loss).__name__}")
+    loss_fn = loss if loss is not None else _default_loss
+
+    def checked(out: Any) -> Any:
+        try:
+            value = loss_fn(out)
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
+        check_loss_value(value)
+        return value
+
+    return checked
+
+
+def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list) -> Recording:
+    """The recorded step; a model that does not run raises ValueError saying so."""
     try:
-        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if torch.cuda.is_available() else []):
-            return _check_model(model, args, loss)
-    finally:
-        _restore_buffers(model, buffers)
+        return record_step(model, args, loss_fn, units)
+    except ValueError:
+        raise
+    except Exception as exc:
+        raise ValueError(f"one training step of the model on args raised {type(exc).__name__}: {exc}") from exc

@@ -8,7 +8,10 @@
   storages it wrote in place;
 * every storage created during the step, with its size and the op indices
   of its creation and its release (seen through a weak reference to the
-  storage, so a free is seen when it happens).
+  storage, so a free is seen when it happens);
+* each op's workspace: what it allocates and frees within itself (a
+  convolution's backward buffers), from the allocator's events of
+  ``torch.profiler`` inside a profiler range around the op.
 
 The counts of each op within a unit's forward are those of
 ``torch.utils.checkpoint``'s selective-checkpoint cache (the same ops
@@ -17,11 +20,12 @@ ignored, the same per-op counter), so a plan can name an op by
 put back: gradients, buffers and the random number generators are as the
 caller had them.
 
-May import: torch. Imports nothing else of the package.
+May import: torch, and ``.._measure`` (the profiler's allocator events).
 """
 
 from __future__ import annotations
 
+import bisect
 import time
 import weakref
 from dataclasses import dataclass, field
@@ -32,6 +36,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.checkpoint import SAC_IGNORED_OPS
 
+from .._measure import profile_timeline
+
 __all__ = ["Op", "Recording", "Storage", "record_step"]
 
 #: Ops that update batch norm's running statistics although their schema does not mark them mutable.
@@ -40,6 +46,8 @@ _HIDDEN_WRITES = {
     torch.ops.aten.cudnn_batch_norm.default,
     torch.ops.aten.miopen_batch_norm.default,
 }
+
+RANGE = "remat_knapsack.op "  # profiler range around op i: RANGE + str(i)
 
 OUTSIDE = -1  # unit index of an op outside every unit's forward (the loss, the backward, eager glue)
 
@@ -57,9 +65,10 @@ class Op:
     created: tuple[int, ...]  # storages first seen as this op's outputs
     reads: tuple[int, ...]  # storages of its tensor arguments
     writes: tuple[int, ...]  # storages it mutates in place
-    random: bool  # tagged nondeterministic_seeded: dropout, rand_like, bernoulli
+    random: bool  # drew from a random number generator (dropout, rand_like, bernoulli; attention with dropout)
     writes_outside: tuple[int, ...]  # storage keys it writes in place that its unit's forward did not create
     read_keys: tuple[int, ...]  # storage keys of every tensor argument (parameters and buffers too)
+    workspace: int = 0  # bytes above its new outputs that it allocated at its worst and freed before returning
 
 
 @dataclass
@@ -94,8 +103,10 @@ class Recording:
 class _Recorder(TorchDispatchMode):
     """Records each op and each new storage; the unit hooks set :attr:`unit`."""
 
-    def __init__(self, time_ops: bool, synchronize: Any) -> None:
+    def __init__(self, time_ops: bool, synchronize: Any, ranges: bool, generator_state: Any) -> None:
         super().__init__()
+        self._ranges = ranges
+        self._generator_state = generator_state
         self.ops: list[Op] = []
         self.storages: list[Storage] = []
         self._alive: dict[int, int] = {}  # storage's C pointer -> Storage.index, while it lives
@@ -156,10 +167,16 @@ class _Recorder(TorchDispatchMode):
         writes_outside = tuple(t.untyped_storage()._cdata for t in written
                                if self._alive.get(t.untyped_storage()._cdata, -1) < 0
                                or self.storages[self._alive[t.untyped_storage()._cdata]].birth < self._unit_start)
+        seeded = torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+        state = self._generator_state() if seeded else None
         start = time.perf_counter()
         if self._time_ops:
             self._synchronize()
-        out = func(*args, **kwargs)
+        if self._ranges:
+            with torch.profiler.record_function(f"{RANGE}{index}"):
+                out = func(*args, **kwargs)
+        else:
+            out = func(*args, **kwargs)
         if self._time_ops:
             self._synchronize()
         seconds = time.perf_counter() - start
@@ -168,7 +185,8 @@ class _Recorder(TorchDispatchMode):
         if unit != OUTSIDE and func not in SAC_IGNORED_OPS:
             occurrence = self._counts.get(func, 0)
             self._counts[func] = occurrence + 1
-        random = torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+        # a seeded op is random if it moved the generator (attention with dropout_p=0 does not)
+        random = seeded and not torch.equal(state, self._generator_state())
         created = self._created(out, index, set(read_keys))
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
                            tuple(reads), tuple(writes), random, writes_outside, read_keys))  # fmt: skip
@@ -197,15 +215,17 @@ class _Recorder(TorchDispatchMode):
 
 
 def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]],
-                time_ops: bool = True) -> Recording:  # fmt: skip
+                time_ops: bool = True, workspaces: bool = True) -> Recording:  # fmt: skip
     """Run one step of ``loss_fn(model(*args)).backward()`` under the recorder; leave the model as found.
 
     ``units`` are ``(name, module)`` pairs; each must run its forward exactly
-    once in the step (``ValueError`` naming the unit otherwise).
+    once in the step (``ValueError`` naming the unit otherwise). With
+    ``workspaces``, the step runs under ``torch.profiler`` to measure each
+    op's workspace.
     """
     device = _device(model, args)
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    recorder = _Recorder(time_ops, synchronize)
+    recorder = _Recorder(time_ops, synchronize, workspaces, _generator_state(device))
     calls = [0] * len(units)
     handles = []
     for index, (_, module) in enumerate(units):
@@ -220,8 +240,10 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
     try:
         for p in parameters:
             p.grad = None
-        with torch.random.fork_rng(devices=devices):
-            start = time.perf_counter()
+        first_backward = 0
+
+        def step() -> None:
+            nonlocal first_backward
             with recorder:
                 loss = loss_fn(model(*args))
                 recorder.unit = OUTSIDE
@@ -230,6 +252,12 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
                 loss.backward()
                 del loss
             synchronize()
+
+        with torch.random.fork_rng(devices=devices):
+            start = time.perf_counter()
+            timeline = profile_timeline(step, [RANGE], device) if workspaces else None
+            if timeline is None:
+                step()
             step_seconds = time.perf_counter() - start
     finally:
         for handle in handles:
@@ -238,6 +266,8 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
             p.grad = g
         _restore_buffers(model, buffers)
     recorder.finish()
+    if timeline is not None:
+        _set_workspaces(recorder, timeline)
     for index, count in enumerate(calls):
         if count != 1:
             raise ValueError(f"unit {units[index][0]!r} ran its forward {count} times in one step; "
@@ -247,6 +277,22 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
             recorder.storages[sid].unit_output = True
     return Recording(recorder.ops, recorder.storages, tuple(name for name, _ in units), first_backward,
                      step_seconds)  # fmt: skip
+
+
+def _set_workspaces(recorder: _Recorder, timeline: Any) -> None:
+    """Each op's allocator peak inside its profiler range, above its start, less the new storages it returned."""
+    times = [t for t, _ in timeline.events]
+    running = [0]
+    for _, nbytes in timeline.events:
+        running.append(running[-1] + nbytes)
+    for name, start, end in timeline.intervals:
+        op = recorder.ops[int(name[len(RANGE):])]
+        first, last = bisect.bisect_left(times, start), bisect.bisect_right(times, end)
+        if last <= first:
+            continue
+        inner = max(running[first + 1: last + 1]) - running[first]
+        created = sum(recorder.storages[sid].nbytes for sid in op.created)
+        op.workspace = max(0, inner - created)
 
 
 def _enter(recorder: _Recorder, index: int, calls: list[int]) -> Any:
@@ -266,6 +312,13 @@ def _leave(recorder: _Recorder) -> Any:
         recorder.unit = OUTSIDE
 
     return hook
+
+
+def _generator_state(device: str) -> Any:
+    """A function returning the default generator's state on ``device`` (what a random op advances)."""
+    if device == "cuda":
+        return lambda: torch.tensor(torch.cuda.default_generators[torch.cuda.current_device()].get_offset())
+    return torch.default_generator.get_state
 
 
 def _device(model: Any, args: tuple) -> str:

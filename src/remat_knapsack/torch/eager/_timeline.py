@@ -28,8 +28,9 @@ replayed, in order, from the restored generator state) and ops whose output
 is later written in place (the cache refuses mutated entries) are never
 saved.
 
+Each op's workspace (what it allocates and frees within itself, measured
+by the recording) adds to the step at that op, and to a replay that runs it.
 Peaks are evaluated in O(S + T) numpy work (S storages, T ops) per choice.
-Workspaces an op allocates and frees within itself are not seen.
 
 May import: torch, numpy, and ``._record``.
 """
@@ -83,6 +84,7 @@ class Timeline:
         self.nbytes = np.array([s.nbytes for s in storages], dtype=np.int64)
         self.birth = np.array([s.birth for s in storages], dtype=np.int64)
         self.death = np.array([s.death for s in storages], dtype=np.int64)
+        self.workspace = np.array([op.workspace for op in ops] + [0], dtype=np.int64)
         self.base = np.zeros(self.length + 2, dtype=np.int64)
         np.add.at(self.base, self.birth, self.nbytes)
         np.add.at(self.base, self.death, -self.nbytes)
@@ -163,31 +165,31 @@ class Timeline:
             cached = saved[items.temp_op]
             np.add.at(deltas, items.temp_death[cached], items.temp_bytes[cached])
             deltas[at + 1] -= int(items.temp_bytes[cached].sum())
-            spikes.append((at, self._replay_spike(items, dropped, ~cached)))
+            spikes.append((at, self._replay_spike(items, saved, dropped, ~cached)))
         live = np.cumsum(deltas)[: self.length + 1]
-        peak = int(live.max(initial=0))
+        peak = int((live + self.workspace).max(initial=0))
         for at, spike in spikes:
             peak = max(peak, int(live[at]) + spike)
         return peak
 
-    @staticmethod
-    def _replay_spike(items: UnitItems, dropped: np.ndarray, replayed_temps: np.ndarray) -> int:
-        """Bytes above the replayed storages while the replay runs: its temporaries, at their worst."""
+    def _replay_spike(self, items: UnitItems, saved: np.ndarray, dropped: np.ndarray, replayed_temps: np.ndarray) -> int:
+        """Bytes above the replayed storages while the replay runs: its temporaries and workspaces, at their worst."""
         if not dropped.any():
             return 0
         births = items.kept_birth[dropped]
         end = int(births.max())  # the replay stops once the last needed storage is back
+        points = items.ops[items.ops <= end]
+        order = np.argsort(births)
+        made = np.concatenate([[0], np.cumsum(items.kept_bytes[dropped][order])])
+        made_bytes = made[np.searchsorted(births[order], points, side="right")]
         temp_birth = items.temp_birth[replayed_temps]
         temp_death = items.temp_death[replayed_temps]
         temp_bytes = items.temp_bytes[replayed_temps]
-        points = np.unique(np.concatenate([births, temp_birth[temp_birth <= end]]))
-        # at each point: dropped storages made so far, plus temporaries alive then, minus all dropped
-        made = np.searchsorted(np.sort(births), points, side="right")
-        made_bytes = np.concatenate([[0], np.cumsum(items.kept_bytes[dropped][np.argsort(births)])])[made]
-        alive = ((temp_birth[None, :] <= points[:, None]) & (temp_death[None, :] > points[:, None]))
-        temps_alive = alive.astype(np.int64) @ temp_bytes if temp_bytes.size else np.zeros(points.size, dtype=np.int64)
+        alive = (temp_birth[None, :] <= points[:, None]) & (temp_death[None, :] > points[:, None])
+        temps_alive = alive.astype(np.int64) @ temp_bytes
+        workspaces = np.where(saved[: points.size], 0, self.workspace[points])  # a cached op does not run
         total = int(items.kept_bytes[dropped].sum())
-        return max(0, int((made_bytes + temps_alive).max()) - total)
+        return max(0, int((made_bytes + temps_alive + workspaces).max()) - total)
 
     def seconds(self, choice: list[np.ndarray | None]) -> float:
         """Seconds the replays spend: every unsaved op of every checkpointed unit."""

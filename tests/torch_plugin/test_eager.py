@@ -9,6 +9,7 @@ reachable peak.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -339,3 +340,60 @@ def test_a_loss_that_is_not_a_scalar():
     model, args, _ = make_stack()
     with pytest.raises(ValueError, match="scalar"):
         plan_checkpoints(model, args, 1 << 30, loss=lambda out: out)
+
+
+def test_a_model_that_does_not_run():
+    model, _, loss = make_stack()
+    with pytest.raises(ValueError, match="one training step of the model on args raised RuntimeError"):
+        plan_checkpoints(model, (torch.randn(8, 3),), 1 << 30, loss=loss)
+    with pytest.raises(ValueError, match="loss must be a callable"):
+        plan_checkpoints(model, (torch.randn(8, 64),), 1 << 30, loss="mse")
+
+
+def test_measure_leaves_the_model_as_found():
+    model, args, loss = make_stack()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    plan = plan_checkpoints(model, args, first.full_checkpoint_peak_bytes, loss=loss)
+    buffers = [b.clone() for b in model.buffers()]
+    measured = plan.measure(args, loss=loss)
+    assert within(plan.predicted_peak_bytes, measured)
+    assert not plan.applied and all(p.grad is None for p in model.parameters())
+    assert all(torch.equal(b, c) for b, c in zip(model.buffers(), buffers))
+
+
+# ---------------------------------------------------------------------- the command line
+
+STACK_MODULE = '''
+import torch
+from tests.torch_plugin.test_eager import make_stack
+
+
+def make():
+    return make_stack()
+'''
+
+
+def test_cli_fit_eager(tmp_path, capsys, monkeypatch):
+    import json
+
+    from remat_knapsack.cli import main
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2]))
+    target = tmp_path / "stack_model.py"
+    target.write_text(STACK_MODULE)
+    model, args, loss = make_stack()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    limit = (first.full_checkpoint_peak_bytes + first.unplanned_peak_bytes) // 2
+    out = tmp_path / "plan.json"
+    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--eager", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "measured peak" in printed and "blocks.0" in printed
+    result = json.loads(out.read_text())
+    assert result["predicted_peak_bytes"] <= limit and result["measured_peak_bytes"] <= 1.05 * limit
+    assert [u["name"] for u in result["units"]] == ["blocks.0", "blocks.1", "blocks.2"]
+    too_small = ["fit", f"{target}:make", "--max-peak", str(first.full_checkpoint_peak_bytes // 4), "--eager",
+                 "--out", str(out)]  # fmt: skip
+    assert main(too_small) == 3
+    assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--eager", "--units", "nope"]) == 2
+    assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--eager", "--regions", "blocks.0"]) == 2
+    assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--units", "blocks.0"]) == 2

@@ -9,17 +9,17 @@ The plan, from one recorded step (:func:`~._record.record_step`):
    breakpoints, with "not checkpointed" (no replay, every byte kept), are
    the unit's menu.
 2. **Across units.** Starting from every unit at full recomputation, the
-   moves along the units' lower convex hulls are taken in order of seconds
-   saved per byte, and the step's peak (:class:`~._timeline.Timeline`) is
-   evaluated after each; from the cheapest plan that fits, each unit in
-   turn moves to the furthest breakpoint of its whole frontier that still
-   fits (bisection), until none moves. Exact per unit; across units a
+   moves along the units' lower convex hulls are ordered by seconds saved
+   per byte, and the last plan of that walk whose step peak
+   (:class:`~._timeline.Timeline`) fits is found by bisection; from it, each
+   unit in turn moves to the furthest breakpoint of its whole frontier that
+   still fits (a gallop, then a bisection), until none moves. Exact per unit; across units a
    Lagrangian walk and a descent, not a proof of optimality: the peak is a
    maximum over the step, not a sum.
 
 Complexity: the frontier's O(n S) per unit (n ops, S Pareto states), then
-O((H + R U log S) (S_t + T)) for the search (H hull entries in all, U units,
-R descent rounds, S_t storages and T ops of the step).
+O((log H + R U log S) (S_t + T)) for the search (H hull entries in all, U
+units, R descent rounds, S_t storages and T ops of the step).
 
 May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.errors`,
 ``.._ranks``, ``.._sweep`` (argument checks) and this subpackage's modules.
@@ -382,10 +382,16 @@ def _lower_hull(points: list[_Entry]) -> list[_Entry]:
 
 
 class _Search:
-    """The cheapest plan found whose modelled peak fits: a walk along the hulls, then a descent on every breakpoint."""
+    """The cheapest plan found whose modelled peak fits: a walk along the hulls, then a descent on every breakpoint.
+
+    Each unit's effect on the step is computed once per menu position and
+    reused (:meth:`Timeline.change`), so a plan's peak costs one pass over
+    the step.
+    """
 
     def __init__(self, timeline: Timeline, menus: list[_Menu], limit: int) -> None:
         self.timeline, self.menus, self.limit = timeline, menus, limit
+        self._changes: dict[tuple[int, int], Any] = {}
 
     def choice(self, positions: list[int]) -> list[np.ndarray | None]:
         return [menu.saved(p) for menu, p in zip(self.menus, positions)]
@@ -394,7 +400,16 @@ class _Search:
         return sum(menu.entries[p].seconds for menu, p in zip(self.menus, positions))
 
     def peak(self, positions: list[int]) -> int:
-        return self.timeline.peak(self.choice(positions))
+        changes = []
+        for unit, (menu, p) in enumerate(zip(self.menus, positions)):
+            key = (unit, p)
+            if key not in self._changes:
+                self._changes[key] = self.timeline.change(unit, menu.saved(p))
+            changes.append(self._changes[key])
+        return self.timeline.peak_of(changes)
+
+    def fits(self, positions: list[int]) -> bool:
+        return self.peak(positions) <= self.limit
 
     def run(self) -> tuple[list[int], int]:
         """(positions, peak); the positions of the smallest plan and its peak when nothing fits."""
@@ -402,42 +417,70 @@ class _Search:
         peak = self.peak(positions)
         if peak > self.limit:
             return positions, peak
-        best = self._walk(list(positions))
-        return self._descend(best)
+        best = self._descend(self._walk(list(positions)))
+        return best, self.peak(best)
 
     def _walk(self, positions: list[int]) -> list[int]:
-        """Moves along the units' hulls, most seconds saved per byte first; the cheapest plan that fits."""
+        """Moves along the units' hulls, most seconds saved per byte first: the last plan of that walk that fits.
+
+        Each move adds bytes, so the plans' peaks rise along the walk (a
+        unit's replay spike can fall, so not strictly): bisection finds the
+        last that fits in a logarithmic number of peaks; the descent then
+        takes what it left.
+        """
         moves = []  # (minus seconds saved per byte, unit, to position)
         for unit, menu in enumerate(self.menus):
             for a, b in zip(menu.hull, menu.hull[1:]):
                 ea, eb = menu.entries[a], menu.entries[b]
                 moves.append(((eb.seconds - ea.seconds) / max(1, eb.nbytes - ea.nbytes), unit, b))
         moves.sort()
-        best, best_cost = list(positions), self.cost(positions)
-        for _, unit, p in moves:
-            positions[unit] = p
-            if self.cost(positions) < best_cost and self.peak(positions) <= self.limit:
-                best, best_cost = list(positions), self.cost(positions)
-        return best
 
-    def _descend(self, best: list[int]) -> tuple[list[int], int]:
-        """Per unit in turn, the furthest breakpoint (least replay) that still fits, by bisection; until none moves."""
+        def after(k: int) -> list[int]:
+            plan = list(positions)
+            for _, unit, p in moves[:k]:
+                plan[unit] = p
+            return plan
+
+        low, high = 0, len(moves)  # after(low) fits
+        while low < high:
+            middle = (low + high + 1) // 2
+            if self.fits(after(middle)):
+                low = middle
+            else:
+                high = middle - 1
+        return after(low)
+
+    def _descend(self, best: list[int]) -> list[int]:
+        """Per unit in turn, the furthest breakpoint (least replay) that still fits; until no unit moves.
+
+        A gallop from the unit's position (one step, two, four, ...) and a
+        bisection of the last gap: few probes when the unit moves little,
+        one when it cannot move.
+        """
         moved = True
         while moved:
             moved = False
             for unit, menu in enumerate(self.menus):
-                low, high = best[unit], len(menu.entries) - 1  # low fits
+                last = len(menu.entries) - 1
+
+                def fits_at(p: int, unit: int = unit) -> bool:
+                    trial = list(best)
+                    trial[unit] = p
+                    return self.fits(trial)
+
+                low, step = best[unit], 1  # low fits
+                while low < last and fits_at(min(last, low + step)):
+                    low, step = min(last, low + step), 2 * step
+                high = min(last, low + step) - 1 if low < last else last  # low + step does not fit
                 while low < high:
                     middle = (low + high + 1) // 2
-                    trial = list(best)
-                    trial[unit] = middle
-                    if self.peak(trial) <= self.limit:
+                    if fits_at(middle):
                         low = middle
                     else:
                         high = middle - 1
                 if low != best[unit]:
                     best[unit], moved = low, True
-        return best, self.peak(best)
+        return best
 
 
 def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndarray | None) -> UnitPlan:

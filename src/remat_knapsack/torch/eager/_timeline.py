@@ -43,7 +43,7 @@ import numpy as np
 
 from ._record import Recording
 
-__all__ = ["Timeline", "UnitItems"]
+__all__ = ["Change", "Timeline", "UnitItems"]
 
 
 @dataclass
@@ -71,6 +71,16 @@ class UnitItems:
     @property
     def total_seconds(self) -> float:
         return float(self.seconds.sum())
+
+
+@dataclass(frozen=True)
+class Change:
+    """One checkpointed unit's effect on the step: byte deltas at op indices, and its replay's spike."""
+
+    where: np.ndarray
+    nbytes: np.ndarray
+    replay_at: int
+    spike: int
 
 
 class Timeline:
@@ -151,25 +161,34 @@ class Timeline:
         ``choice[u]`` is a boolean mask over the unit's forward ops (True:
         saved), or ``None`` for a unit left as it is.
         """
+        return self.peak_of([self.change(u, saved) for u, saved in enumerate(choice)])
+
+    def change(self, unit: int, saved: np.ndarray | None) -> Change | None:
+        """What checkpointing ``unit`` with ``saved`` changes in the step (None: nothing); see :meth:`peak_of`."""
+        items = self.units[unit]
+        if saved is None or items.replay_at < 0:
+            return None
+        at = items.replay_at
+        dropped = ~saved[items.kept_op]
+        cached = saved[items.temp_op]
+        # kept storages of replayed ops: gone from after their last forward use until the replay;
+        # temporaries of saved ops: cached until the replay has read them
+        where = np.concatenate([items.kept_drop[dropped], [at], items.temp_death[cached], [at + 1]])
+        nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[dropped].sum()],
+                                 items.temp_bytes[cached], [-items.temp_bytes[cached].sum()]])  # fmt: skip
+        return Change(where, nbytes, at, self._replay_spike(items, saved, dropped, ~cached))
+
+    def peak_of(self, changes: list[Change | None]) -> int:
+        """The step's peak with the units' changes applied (one per unit, None for a unit left as it is)."""
         deltas = self.base.copy()
-        spikes: list[tuple[int, int]] = []
-        for items, saved in zip(self.units, choice):
-            if saved is None or items.replay_at < 0:
-                continue
-            at = items.replay_at
-            dropped = ~saved[items.kept_op]
-            # kept storages of replayed ops: gone from after their last forward use until the replay
-            np.add.at(deltas, items.kept_drop[dropped], -items.kept_bytes[dropped])
-            deltas[at] += int(items.kept_bytes[dropped].sum())
-            # temporaries of saved ops: cached until the replay has read them
-            cached = saved[items.temp_op]
-            np.add.at(deltas, items.temp_death[cached], items.temp_bytes[cached])
-            deltas[at + 1] -= int(items.temp_bytes[cached].sum())
-            spikes.append((at, self._replay_spike(items, saved, dropped, ~cached)))
+        for change in changes:
+            if change is not None:
+                np.add.at(deltas, change.where, change.nbytes)
         live = np.cumsum(deltas)[: self.length + 1]
         peak = int((live + self.workspace).max(initial=0))
-        for at, spike in spikes:
-            peak = max(peak, int(live[at]) + spike)
+        for change in changes:
+            if change is not None:
+                peak = max(peak, int(live[change.replay_at]) + change.spike)
         return peak
 
     def _replay_spike(self, items: UnitItems, saved: np.ndarray, dropped: np.ndarray, replayed_temps: np.ndarray) -> int:

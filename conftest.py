@@ -44,7 +44,7 @@ _ROOT = Path(__file__).resolve().parent
 # A script torchrun launches (tests/torch_plugin/test_distributed.py) and the training models
 # the torch tests import: not test modules, and importing them for doctests would need torch.
 collect_ignore = ["tests/torch_plugin/distributed_worker.py", "tests/training_models.py"]
-NEEDS_TORCH = set((_ROOT / "src" / "remat_knapsack" / "torch").glob("*.py"))
+NEEDS_TORCH = set((_ROOT / "src" / "remat_knapsack" / "torch").rglob("*.py"))
 
 
 class _NeedsTorch(pytest.File):

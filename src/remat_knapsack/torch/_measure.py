@@ -15,6 +15,8 @@ import torch
 
 __all__ = ["Timeline", "profile_peak_bytes", "profile_timeline", "saved_tensor_bytes"]
 
+_STEP = "remat_knapsack.step"  # a profiler range around the step: its thread is the step's
+
 
 def saved_tensor_bytes(step: Callable[[], Any]) -> int:
     """Bytes of the distinct storages saved for backward while ``step()`` runs.
@@ -40,8 +42,11 @@ def profile_peak_bytes(step: Callable[[], Any], device: str = "cpu") -> int:
 
     CUDA: ``torch.cuda.max_memory_allocated`` after resetting the peak. CPU:
     the allocator's events from ``torch.profiler`` (``profile_memory=True``),
-    the kineto events named ``"[memory]"``, their ``nbytes`` summed in time
-    order; the peak is the largest running sum (0 when nothing is allocated).
+    the kineto events named ``"[memory]"`` of the thread that runs ``step``,
+    their ``nbytes`` summed in time order; the peak is the largest running
+    sum (0 when nothing is allocated). Other threads' allocations (gloo's
+    workers inside a collective) are left out, as a GPU's allocator does not
+    count a communication library's own buffers.
     """
     if device == "cuda":
         torch.cuda.synchronize()
@@ -50,18 +55,7 @@ def profile_peak_bytes(step: Callable[[], Any], device: str = "cpu") -> int:
         step()
         torch.cuda.synchronize()
         return max(0, torch.cuda.max_memory_allocated() - start)
-    from torch.profiler import ProfilerActivity, profile
-
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-        step()
-    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events = [e for e in events if str(e.device_type()).endswith("CPU")]
-    events.sort(key=lambda e: e.start_ns())
-    running = peak = 0
-    for e in events:
-        running += e.nbytes()
-        peak = max(peak, running)
-    return peak
+    return profile_timeline(step, [], device).peak_bytes
 
 
 @dataclass(frozen=True)
@@ -89,25 +83,32 @@ class Timeline:
 def profile_timeline(step: Callable[[], Any], names: Sequence[str], device: str = "cpu") -> Timeline:
     """Run ``step()`` under ``torch.profiler`` with memory profiling; its :class:`Timeline`.
 
-    The allocator's events of ``device`` (``"[memory]"`` events, as
-    :func:`profile_peak_bytes` reads them on the CPU) and the intervals of the
+    The allocator's events of ``device`` (``"[memory]"`` events, on the CPU
+    those of the step's own thread, as :func:`profile_peak_bytes` reads them)
+    and the intervals of the
     profiler events named in ``names`` (such as ``"CompiledFunction"``, one
     compiled forward graph's run); a name ending in a space is a prefix
     (``"Torch-Compiled Region: "`` matches every compiled frame's run).
     """
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile, record_function
 
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with profile(activities=activities, profile_memory=True) as prof:
-        step()
+        with record_function(_STEP):
+            step()
+    results = list(prof.profiler.kineto_results.events())
+    # CPU: the step's own thread (the backward runs on it too); CUDA: every thread, as the
+    # caching allocator counts them (the backward runs on the device's own thread)
+    step_thread = next((e.start_thread_id() for e in results if e.name() == _STEP), None)
     wanted = set(names)
     prefixes = tuple(n for n in names if n.endswith(" "))  # a name ending in a space: a prefix
     kind = "CUDA" if device == "cuda" else "CPU"
     events, intervals = [], []
-    for e in prof.profiler.kineto_results.events():
+    for e in results:
         name = e.name()
         if name == "[memory]":
-            if str(e.device_type()).endswith(kind):
+            same_thread = kind == "CUDA" or step_thread is None or e.start_thread_id() == step_thread
+            if str(e.device_type()).endswith(kind) and same_thread:
                 events.append((e.start_ns(), e.nbytes()))
         elif name in wanted or any(name.startswith(w) for w in prefixes):
             intervals.append((name, e.start_ns(), e.start_ns() + e.duration_ns()))

@@ -5,7 +5,8 @@
 WRAPPER is ``ddp`` (DistributedDataParallel over a stack of MLP blocks) or
 ``fsdp`` (a small decoder, ``fully_shard`` on each layer, then the root). Each
 rank writes ``OUT_DIR/rank<R>.json``: predict_peaks' predictions, sweep's
-measured peaks, and fit's plan, compile count and measured peak; with
+measured peaks, and fit's plan, compile count and measured peak (under
+``ddp``, ``remat-knapsack fit`` too, through the CLI's ``main``); with
 ``fail``, rank 1's loss raises during the model check and every rank writes
 the error it got instead.
 
@@ -66,6 +67,16 @@ class Decoder(torch.nn.Module):
         return self.head(h)
 
 
+def make_ddp():
+    """``(model, args, loss)``: a stack of MLP blocks in DistributedDataParallel, each rank on its own rows."""
+    from torch.nn.parallel import DistributedDataParallel
+
+    torch.manual_seed(0)
+    model = DistributedDataParallel(torch.nn.Sequential(*[Block() for _ in range(4)], torch.nn.Linear(64, 1)))
+    torch.manual_seed(1 + dist.get_rank())
+    return model, (torch.randn(512, 64),), lambda out: out.sum()
+
+
 def main() -> None:
     wrapper, out_dir = sys.argv[1], Path(sys.argv[2])
     fail = len(sys.argv) > 3 and sys.argv[3] == "fail"
@@ -77,14 +88,7 @@ def main() -> None:
         (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
         leave()
     if wrapper == "ddp":
-        from torch.nn.parallel import DistributedDataParallel
-
-        model = DistributedDataParallel(torch.nn.Sequential(*[Block() for _ in range(4)], torch.nn.Linear(64, 1)))
-        torch.manual_seed(1 + rank)
-        args = (torch.randn(512, 64),)
-
-        def loss(out):
-            return out.sum()
+        model, args, loss = make_ddp()
     else:
         from torch.distributed.fsdp import fully_shard
 
@@ -123,6 +127,15 @@ def main() -> None:
         record["fit"] = {"limit": limit, "peak": r.peak_bytes, "predicted": r.predicted_peak_bytes,
                          "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts],
                          "plans": [a.get("plans") for a in r.attempts]}  # fmt: skip
+        if wrapper == "ddp":  # the command line, on every rank, as a training script would call it
+            from remat_knapsack.cli import main as cli
+
+            out = out_dir / f"cli{rank}.json"
+            code = cli(["fit", f"{__file__}:make_ddp", "--max-peak", str(limit), "--backend", "aot_eager",
+                        "--repeats", "1", "--out", str(out)])  # fmt: skip
+            report = json.loads(out.read_text())
+            record["cli"] = {"code": code, "peak": report["peak_bytes"], "compiles": report["compiles"],
+                             "solver": report["solver"]}  # fmt: skip
     (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
     leave()
 

@@ -51,6 +51,9 @@ def test_every_rank_plans_alike_and_fit_meets_the_limit(tmp_path, wrapper):
     assert r0["predicted"] == r1["predicted"] and r0["measured"] == r1["measured"]
     assert r0["fit"] == r1["fit"]  # the same plan, targets and compiles on both ranks
     assert r0["fit"]["peak"] <= 1.05 * r0["fit"]["limit"] and r0["fit"]["compiles"] <= 3
+    if wrapper == "ddp":  # remat-knapsack fit on every rank: one report
+        assert r0["cli"] == r1["cli"] and r0["cli"]["code"] == 0
+        assert r0["cli"]["peak"] <= 1.05 * r0["fit"]["limit"]
     if wrapper == "fsdp":
         for predicted, measured in zip(r0["predicted"], r0["measured"]):
             assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)

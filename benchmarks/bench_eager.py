@@ -280,7 +280,6 @@ def main() -> None:
     a = ap.parse_args()
     try:
         import pulp  # noqa: F401
-
         import pwlf  # noqa: F401
 
         autosac = not a.no_autosac

@@ -172,21 +172,32 @@ def _check_model(model: Any, args: tuple, loss: Any) -> Callable[[Any], Any]:
     """Run the model once eagerly: ValueError naming what does not work, before any compile."""
     if not callable(model):
         raise ValueError(f"model must be an nn.Module or a callable, got {type(model).__name__}")
-    if loss is not None and not callable(loss):
-        raise ValueError(f"loss must be a callable output -> scalar, got {type(loss).__name__}")
-    loss_fn = loss if loss is not None else _default_loss
+    checked = checked_loss(loss)
     try:
         out = model(*args)
     except Exception as exc:
         raise ValueError(f"the model does not run on args: model(*args) raised {type(exc).__name__}: {exc}") from exc
-    try:
-        value = loss_fn(out)
-    except ValueError:
-        raise
-    except Exception as exc:
-        raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
-    check_loss_value(value)
-    return loss_fn
+    checked(out)
+    return loss if loss is not None else _default_loss
+
+
+def checked_loss(loss: Any) -> Callable[[Any], Any]:
+    """``loss`` (default: ``.loss`` or ``.sum()``) raising ValueError when it fails or is not a scalar needing grad."""
+    if loss is not None and not callable(loss):
+        raise ValueError(f"loss must be a callable output -> scalar, got {type(loss).__name__}")
+    loss_fn = loss if loss is not None else _default_loss
+
+    def checked(out: Any) -> Any:
+        try:
+            value = loss_fn(out)
+        except ValueError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
+        check_loss_value(value)
+        return value
+
+    return checked
 
 
 def check_loss_value(value: Any) -> None:

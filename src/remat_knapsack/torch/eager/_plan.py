@@ -42,8 +42,8 @@ from ...errors import PeakLimitError
 from ...tradeoff import frontier
 from .. import _ranks
 from .._measure import profile_peak_bytes
-from .._sweep import _default_loss, check_loss_value
-from ._record import Recording, _restore_buffers, _snapshot_buffers, record_step
+from .._sweep import _default_loss, checked_loss
+from ._record import Recording, record_step, restore_buffers, snapshot_buffers
 from ._timeline import Timeline, UnitItems
 
 __all__ = ["CheckpointPlan", "UnitPlan", "build_plan", "default_units", "plan_checkpoints"]
@@ -158,7 +158,7 @@ class CheckpointPlan:
         model = self.model
         parameters = list(model.parameters())
         grads = [p.grad for p in parameters]
-        buffers = _snapshot_buffers(model)
+        buffers = snapshot_buffers(model)
         device = "cuda" if any(p.is_cuda for p in parameters[:1]) else "cpu"
 
         def step() -> None:
@@ -180,7 +180,7 @@ class CheckpointPlan:
                 self.remove()
             for p, g in zip(parameters, grads):
                 p.grad = g
-            _restore_buffers(model, buffers)
+            restore_buffers(model, buffers)
 
     def __enter__(self) -> CheckpointPlan:
         return self.apply()
@@ -212,7 +212,8 @@ class CheckpointPlan:
         lines = [f"limit {self.limit_bytes / mib:.1f} MiB: predicted peak {self.predicted_peak_bytes / mib:.1f} MiB "
                  f"(no checkpointing {self.unplanned_peak_bytes / mib:.1f} MiB, "
                  f"every unit recomputed {self.full_checkpoint_peak_bytes / mib:.1f} MiB); "
-                 f"replays {self.recompute_seconds * 1e3:.1f} ms a step; planned in {self.planning_seconds:.2f} s"]  # fmt: skip
+                 f"replays {self.recompute_seconds * 1e3:.1f} ms a step; "
+                 f"planned in {self.planning_seconds:.2f} s"]  # fmt: skip
         for u in self.units:
             if not u.checkpointed:
                 lines.append(f"  {u.name}: not checkpointed")
@@ -344,7 +345,8 @@ class _Menu:
         if self._candidates.size:
             self._curve = frontier(items.weights[self._candidates].astype(np.float64),
                                    items.seconds[self._candidates], scale=None)  # fmt: skip
-            points += [_Entry(self._base + int(m), total - v, None) for m, v in zip(self._curve.memory, self._curve.value)]
+            points += [_Entry(self._base + int(m), total - v, None)
+                       for m, v in zip(self._curve.memory, self._curve.value)]  # fmt: skip
         points.append(off)
         points.sort(key=lambda e: (e.nbytes, e.seconds))
         self.entries = []
@@ -495,7 +497,8 @@ def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndar
                     kept, float(items.seconds[~saved].sum()))  # fmt: skip
 
 
-def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *, loss: Callable[[Any], Any] | None = None,
+def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
+                     loss: Callable[[Any], Any] | None = None,
                      units: Sequence[str] | None = None) -> CheckpointPlan:  # fmt: skip
     """The selective-checkpointing plan with the least replay time whose step peaks within ``max_peak_bytes``.
 
@@ -555,7 +558,7 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *, 
     limit = _check_limit(max_peak_bytes)
     args = args if isinstance(args, tuple) else (args,)
     resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
-    loss_fn = _checked_loss(loss)
+    loss_fn = checked_loss(loss)
     recording = _ranks.agree("recording one step", lambda: _record(model, args, loss_fn, resolved))
     solve_start = time.perf_counter()
     timeline = Timeline(recording)
@@ -601,25 +604,6 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
                           planning_seconds, solve_seconds)  # fmt: skip
     plan._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
     return plan
-
-
-def _checked_loss(loss: Any) -> Callable[[Any], Any]:
-    """``loss`` (default: ``.loss`` or ``.sum()``), raising ValueError when it fails or is not a scalar needing grad."""
-    if loss is not None and not callable(loss):
-        raise ValueError(f"loss must be a callable output -> scalar, got {type(loss).__name__}")
-    loss_fn = loss if loss is not None else _default_loss
-
-    def checked(out: Any) -> Any:
-        try:
-            value = loss_fn(out)
-        except ValueError:
-            raise
-        except Exception as exc:
-            raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
-        check_loss_value(value)
-        return value
-
-    return checked
 
 
 def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list) -> Recording:

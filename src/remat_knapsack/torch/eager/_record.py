@@ -38,7 +38,7 @@ from torch.utils.checkpoint import SAC_IGNORED_OPS
 
 from .._measure import profile_timeline
 
-__all__ = ["Op", "Recording", "Storage", "record_step"]
+__all__ = ["Op", "Recording", "Storage", "record_step", "restore_buffers", "snapshot_buffers"]
 
 #: Ops that update batch norm's running statistics although their schema does not mark them mutable.
 _HIDDEN_WRITES = {
@@ -235,7 +235,7 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
     recorder.outputs = outputs  # type: ignore[attr-defined]
     parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
     grads = [p.grad for p in parameters]
-    buffers = _snapshot_buffers(model)
+    buffers = snapshot_buffers(model)
     devices = [torch.cuda.current_device()] if device == "cuda" else []
     try:
         for p in parameters:
@@ -264,7 +264,7 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
             handle.remove()
         for p, g in zip(parameters, grads):
             p.grad = g
-        _restore_buffers(model, buffers)
+        restore_buffers(model, buffers)
     recorder.finish()
     if timeline is not None:
         _set_workspaces(recorder, timeline)
@@ -272,7 +272,7 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
         if count != 1:
             raise ValueError(f"unit {units[index][0]!r} ran its forward {count} times in one step; "
                              "a unit must run exactly once (name a module called once per step)")  # fmt: skip
-    for index, sids in enumerate(outputs):
+    for sids in outputs:
         for sid in sids:
             recorder.storages[sid].unit_output = True
     return Recording(recorder.ops, recorder.storages, tuple(name for name, _ in units), first_backward,
@@ -298,7 +298,8 @@ def _set_workspaces(recorder: _Recorder, timeline: Any) -> None:
 def _enter(recorder: _Recorder, index: int, calls: list[int]) -> Any:
     def hook(module: Any, inputs: Any) -> None:
         if recorder.unit != OUTSIDE:
-            raise ValueError(f"units nest: unit {index} runs inside unit {recorder.unit}; name modules that do not contain each other")
+            raise ValueError(f"units nest: unit {index} runs inside unit {recorder.unit}; "
+                             "name modules that do not contain each other")
         calls[index] += 1
         recorder.enter_unit(index)
 
@@ -328,13 +329,13 @@ def _device(model: Any, args: tuple) -> str:
     return "cuda" if any(t.is_cuda for t in tensors) else "cpu"
 
 
-def _snapshot_buffers(model: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def snapshot_buffers(model: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
     if not isinstance(model, torch.nn.Module):
         return []
     return [(b, b.detach().clone()) for b in model.buffers()]
 
 
-def _restore_buffers(model: Any, buffers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+def restore_buffers(model: Any, buffers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
     with torch.no_grad():
         for buffer, saved in buffers:
             buffer.copy_(saved)

@@ -144,7 +144,8 @@ class Timeline:
             replay_at = -1
         temp_sids = np.array([sid for _, sid in temps], dtype=np.int64)
         return UnitItems(
-            ops=np.array(rec.unit_ops[u], dtype=np.int64), seconds=seconds, weights=weights, eligible=eligible & ~forced,
+            ops=np.array(rec.unit_ops[u], dtype=np.int64), seconds=seconds, weights=weights,
+            eligible=eligible & ~forced,
             forced=forced,
             replay_at=replay_at,
             kept_op=np.array([p for p, _ in kept], dtype=np.int64), kept_bytes=self.nbytes[kept_sids],
@@ -191,7 +192,8 @@ class Timeline:
                 peak = max(peak, int(live[change.replay_at]) + change.spike)
         return peak
 
-    def _replay_spike(self, items: UnitItems, saved: np.ndarray, dropped: np.ndarray, replayed_temps: np.ndarray) -> int:
+    def _replay_spike(self, items: UnitItems, saved: np.ndarray, dropped: np.ndarray,
+                      replayed_temps: np.ndarray) -> int:  # fmt: skip
         """Bytes above the replayed storages while the replay runs: its temporaries and workspaces, at their worst."""
         if not dropped.any():
             return 0

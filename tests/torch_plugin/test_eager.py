@@ -213,8 +213,31 @@ def test_limit_nothing_reaches():
     first = plan_checkpoints(model, args, 1 << 40, loss=loss)
     with pytest.raises(PeakLimitError) as info:
         plan_checkpoints(model, args, first.full_checkpoint_peak_bytes // 4, loss=loss)
-    assert info.value.smallest == first.full_checkpoint_peak_bytes
     assert info.value.limit == first.full_checkpoint_peak_bytes // 4
+    assert info.value.smallest <= first.full_checkpoint_peak_bytes
+    plan = plan_checkpoints(model, args, info.value.smallest, loss=loss)  # the smallest peak named is reachable
+    assert plan.predicted_peak_bytes <= info.value.smallest
+
+
+class Tanh(nn.Module):
+    """A block whose replay adds more than checkpointing it frees: full recomputation peaks higher than none."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        return self.b(torch.tanh(self.a(x)))
+
+
+def test_a_limit_that_only_no_checkpointing_meets():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), Tanh(32), Tanh(32), nn.Linear(32, 1))
+    x = torch.randn(64, 32)
+    first = plan_checkpoints(model, (x,), 1 << 40, units=["1", "2"])
+    assert first.full_checkpoint_peak_bytes > first.unplanned_peak_bytes
+    plan = plan_checkpoints(model, (x,), first.unplanned_peak_bytes, units=["1", "2"])
+    assert plan.predicted_peak_bytes <= first.unplanned_peak_bytes
 
 
 def test_no_checkpointing_when_everything_fits():
@@ -310,7 +333,7 @@ def test_default_units():
         default_units(nn.Linear(2, 2))
 
 
-@pytest.mark.parametrize("limit", [0, -1, float("nan"), float("inf"), "1GiB", True, None])
+@pytest.mark.parametrize("limit", [0, -1, float("nan"), float("inf"), "1GiB", True, None, -(1 << 70)])
 def test_bad_limit(limit):
     model, args, loss = make_stack()
     with pytest.raises(ValueError, match="max_peak_bytes"):
@@ -397,3 +420,123 @@ def test_cli_fit_eager(tmp_path, capsys, monkeypatch):
     assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--eager", "--units", "nope"]) == 2
     assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--eager", "--regions", "blocks.0"]) == 2
     assert main(["fit", f"{target}:make", "--max-peak", "1MiB", "--units", "blocks.0"]) == 2
+
+
+# ---------------------------------------------------------------------- what a unit may do
+
+
+class WritesItsInput(nn.Module):
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        x.mul_(2.0)  # checkpoint holds x for the replay: a unit that writes it is never checkpointed
+        return self.b(torch.tanh(self.a(x)))
+
+
+class KeywordBlock(nn.Module):
+    """Called with its tensor as a keyword (as Hugging Face layers are), dropout inside."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, hidden_states=None):
+        return hidden_states + self.b(self.drop(F.gelu(self.a(hidden_states))))
+
+
+class KeywordModel(nn.Module):
+    def __init__(self, d: int = 32) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([KeywordBlock(d) for _ in range(3)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(hidden_states=x)
+        return x
+
+
+class OwnGenerator(nn.Module):
+    """Noise from a generator of its own: checkpoint does not restore it, so the unit is never checkpointed."""
+
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.a = nn.Linear(d, 4 * d)
+        self.generator = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        h = self.a(x)
+        return h * torch.rand(h.shape, generator=self.generator)
+
+
+def test_a_unit_that_writes_its_input_is_never_checkpointed():
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(32, 32), WritesItsInput(32), WritesItsInput(32), nn.Linear(32, 1))
+    x = torch.randn(64, 32)
+    _, timeline = timeline_of(model, (x,), lambda out: out.sum(), ["1", "2"])
+    assert all(items.replay_at < 0 for items in timeline.units)
+
+
+def test_a_unit_with_a_generator_of_its_own_is_never_checkpointed():
+    torch.manual_seed(0)
+    model = nn.Sequential(OwnGenerator(16), OwnGenerator(64))
+    _, timeline = timeline_of(model, (torch.randn(8, 16),), lambda out: out.sum())
+    assert all(items.replay_at < 0 for items in timeline.units)
+
+
+def test_keyword_tensors_replay_the_same_dropout():
+    torch.manual_seed(0)
+    model, x = KeywordModel(), torch.randn(64, 32)
+    loss = lambda out: (out**2).mean()  # noqa: E731
+    step = Steps(model, (x,), loss)
+    expected = step()
+    resolved, timeline = timeline_of(model, (x,), loss)
+    plan = build_plan(model, resolved, timeline, timeline.full(), 0, 0, 0, 0)
+    assert all(u.checkpointed for u in plan.units)
+    with plan:
+        assert_same_step(expected, step())
+
+
+def test_input_gradients_are_left_as_found():
+    model, _, loss = make_stack()
+    x = torch.randn(256, 64, requires_grad=True)
+    plan = plan_checkpoints(model, (x,), 1 << 40, loss=loss)
+    assert x.grad is None
+    plan.measure((x,), loss=loss)
+    assert x.grad is None
+
+
+def test_an_applied_model_copies_and_pickles():
+    import copy
+    import io
+
+    model, args, loss = make_stack()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    plan = plan_checkpoints(model, args, first.full_checkpoint_peak_bytes, loss=loss).apply()
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        for p in twin.parameters():
+            p.mul_(0.5)
+    twin.eval(), model.eval()
+    assert not torch.allclose(twin(*args), model(*args))  # the copy runs its own weights
+    torch.save(model, io.BytesIO())
+    plan.remove()
+
+
+def test_apply_wraps_a_forward_set_on_the_instance():
+    model, args, loss = make_stack()
+    block = model.blocks[0]
+    own = block.forward  # a bound method, set on the instance as a user's hook would
+    block.forward = own
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    plan = plan_checkpoints(model, args, first.full_checkpoint_peak_bytes, loss=loss)
+    with plan:
+        assert block.forward is not own
+    assert block.forward is own
+
+
+def test_a_huge_limit():
+    model, args, loss = make_stack()
+    assert not any(u.checkpointed for u in plan_checkpoints(model, args, 1 << 70, loss=loss).units)

@@ -89,6 +89,7 @@ def _cmd_eager(args: argparse.Namespace) -> int:
     """plan_checkpoints, then one measured step under the plan; the plan printed and written as JSON."""
     import json
 
+    from ..errors import SolverMemoryError
     from ..torch import PeakLimitError, plan_checkpoints
 
     if args.regions:
@@ -96,11 +97,11 @@ def _cmd_eager(args: argparse.Namespace) -> int:
     model, inputs, loss = _load_target(args.target)
     try:
         plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units)
+        measured = plan.measure(inputs, loss=loss)
     except PeakLimitError as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
-    except ValueError as e:
+    except (ValueError, SolverMemoryError) as e:
         raise CliError(str(e)) from None
-    measured = plan.measure(inputs, loss=loss)
     result = plan.to_dict() | {"measured_peak_bytes": measured}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

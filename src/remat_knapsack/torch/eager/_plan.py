@@ -27,7 +27,6 @@ May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.e
 
 from __future__ import annotations
 
-import functools
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -43,7 +42,7 @@ from ...tradeoff import frontier
 from .. import _ranks
 from .._measure import profile_peak_bytes
 from .._sweep import _default_loss, checked_loss
-from ._record import Recording, record_step, restore_buffers, snapshot_buffers
+from ._record import Recording, clear_grads, device_of, preserved, record_step
 from ._timeline import Timeline, UnitItems
 
 __all__ = ["CheckpointPlan", "UnitPlan", "build_plan", "default_units", "plan_checkpoints"]
@@ -101,6 +100,7 @@ class CheckpointPlan:
         self._modules = list(modules)
         self.units = units
         self._saved = list(saved)
+        self._allow_mutation = [False] * len(self._saved)  # per unit: see CheckpointedForward
         self.predicted_peak_bytes = int(predicted_peak_bytes)
         self.limit_bytes = int(limit_bytes)
         self.unplanned_peak_bytes = int(unplanned_peak_bytes)
@@ -128,11 +128,13 @@ class CheckpointPlan:
         if self._originals is not None:
             raise RuntimeError("the plan is already applied; call remove() first")
         originals = []
-        for unit, module, saved in zip(self.units, self._modules, self._saved):
+        for unit, module, saved, mutates in zip(self.units, self._modules, self._saved, self._allow_mutation):
             if not unit.checkpointed:
                 continue
-            originals.append((module, module.__dict__.get("forward", _MISSING)))
-            module.forward = _checkpointed(module.forward, saved)
+            own = module.__dict__.get("forward", _MISSING)
+            originals.append((module, own))
+            # a forward set on the instance is wrapped as it is; the class's is looked up at each call
+            module.forward = CheckpointedForward(module, None if own is _MISSING else own, saved, mutates)
         self._originals = originals
         return self
 
@@ -156,31 +158,23 @@ class CheckpointPlan:
         args = args if isinstance(args, tuple) else (args,)
         loss_fn = loss if loss is not None else _default_loss
         model = self.model
-        parameters = list(model.parameters())
-        grads = [p.grad for p in parameters]
-        buffers = snapshot_buffers(model)
-        device = "cuda" if any(p.is_cuda for p in parameters[:1]) else "cpu"
+        device = device_of(model, args)
 
         def step() -> None:
-            for p in parameters:
-                p.grad = None
+            clear_grads(model, args)
             loss_fn(model(*args)).backward()
 
         applied = self.applied
         try:
             if not applied:
                 self.apply()
-            with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+            with preserved(model, args, device):
                 step()
-                for p in parameters:
-                    p.grad = None
+                clear_grads(model, args)
                 return profile_peak_bytes(step, device)
         finally:
             if not applied:
                 self.remove()
-            for p, g in zip(parameters, grads):
-                p.grad = g
-            restore_buffers(model, buffers)
 
     def __enter__(self) -> CheckpointPlan:
         return self.apply()
@@ -231,28 +225,45 @@ class CheckpointPlan:
 _MISSING = object()
 
 
-def _checkpointed(forward: Callable[..., Any], saved: frozenset[tuple[str, int]]) -> Callable[..., Any]:
-    """``forward`` under non-reentrant checkpointing that caches the ops in ``saved`` (by name and occurrence)."""
+class CheckpointedForward:
+    """A unit's forward under non-reentrant checkpointing that caches the ops in ``saved`` (by name and occurrence).
 
-    def context() -> Any:
+    Set as the module's own ``forward`` by :meth:`CheckpointPlan.apply`. An
+    object rather than a closure, so that ``copy.deepcopy`` of the model
+    gives a copy that runs its own weights and ``torch.save`` can pickle it.
+    Keyword tensors are handed to ``checkpoint`` positionally, so that it
+    restores every device's random state and checks them for in-place writes
+    as it does positional ones. ``allow_mutation``: the unit caches an
+    in-place update of a buffer (batch norm's step counter), whose version
+    torch bumps after the cache records it, so the cache's own mutation check
+    is off for that unit; the planner never caches an op whose output is
+    written later.
+    """
+
+    def __init__(self, module: torch.nn.Module, forward: Any, saved: frozenset[tuple[str, int]],
+                 allow_mutation: bool) -> None:  # fmt: skip
+        self.module, self.forward, self.saved, self.allow_mutation = module, forward, saved, allow_mutation
+
+    def _context(self) -> Any:
         counts: dict[tuple[bool, Any], int] = {}
 
         def policy(ctx: Any, op: Any, *args: Any, **kwargs: Any) -> CheckpointPolicy:
             key = (ctx.is_recompute, op)
             occurrence = counts.get(key, 0)
             counts[key] = occurrence + 1
-            return CheckpointPolicy.MUST_SAVE if (str(op), occurrence) in saved else CheckpointPolicy.PREFER_RECOMPUTE
+            saved = (str(op), occurrence) in self.saved
+            return CheckpointPolicy.MUST_SAVE if saved else CheckpointPolicy.PREFER_RECOMPUTE
 
-        # An in-place update of a buffer (batch norm's step counter) is cached so that the replay skips it;
-        # torch bumps its version after the cache records it, so the cache's own mutation check must be
-        # off. The planner never saves an op whose output is written later (Timeline: ``eligible``).
-        return create_selective_checkpoint_contexts(policy, allow_cache_entry_mutation=True)
+        return create_selective_checkpoint_contexts(policy, allow_cache_entry_mutation=self.allow_mutation)
 
-    @functools.wraps(forward)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        return checkpoint(forward, *args, use_reentrant=False, context_fn=context, **kwargs)
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        names, count = list(kwargs), len(args)
+        forward = self.forward if self.forward is not None else type(self.module).forward.__get__(self.module)
 
-    return wrapped
+        def run(*flat: Any) -> Any:
+            return forward(*flat[:count], **dict(zip(names, flat[count:])))
+
+        return checkpoint(run, *args, *kwargs.values(), use_reentrant=False, context_fn=self._context)
 
 
 # ---------------------------------------------------------------------- units
@@ -302,7 +313,7 @@ def _resolve_units(model: Any, units: Any) -> list[tuple[str, torch.nn.Module]]:
 def _check_limit(max_peak_bytes: Any) -> int:
     if isinstance(max_peak_bytes, bool) or not isinstance(max_peak_bytes, (int, float, np.integer, np.floating)):
         raise ValueError(f"max_peak_bytes must be a number of bytes, got {max_peak_bytes!r}")
-    if not np.isfinite(max_peak_bytes) or max_peak_bytes < 1:
+    if isinstance(max_peak_bytes, (float, np.floating)) and not np.isfinite(max_peak_bytes) or max_peak_bytes < 1:
         raise ValueError(f"max_peak_bytes must be a finite number >= 1, got {max_peak_bytes!r}")
     return int(max_peak_bytes)
 
@@ -414,13 +425,31 @@ class _Search:
         return self.peak(positions) <= self.limit
 
     def run(self) -> tuple[list[int], int]:
-        """(positions, peak); the positions of the smallest plan and its peak when nothing fits."""
+        """(positions, peak); when nothing fits, the smallest plan found and its peak."""
         positions = [0] * len(self.menus)
-        peak = self.peak(positions)
-        if peak > self.limit:
-            return positions, peak
+        if not self.fits(positions):
+            # full recomputation is not always the smallest: a unit's replay can add more than it frees
+            positions = self._smallest()
+            if not self.fits(positions):
+                return positions, self.peak(positions)
+            best = self._descend(positions)
+            return best, self.peak(best)
         best = self._descend(self._walk(list(positions)))
         return best, self.peak(best)
+
+    def _smallest(self) -> list[int]:
+        """A plan of small peak: from nothing checkpointed, each unit in turn at its hull point of least peak."""
+        positions = [len(menu.entries) - 1 for menu in self.menus]
+        for _ in range(2):
+            for unit, menu in enumerate(self.menus):
+                peaks = {}
+                for p in menu.hull:
+                    trial = list(positions)
+                    trial[unit] = p
+                    peaks[p] = self.peak(trial)
+                positions[unit] = min(peaks, key=lambda p: (peaks[p], -p))
+        full = [0] * len(self.menus)
+        return full if self.peak(full) <= self.peak(positions) else positions
 
     def _walk(self, positions: list[int]) -> list[int]:
         """Moves along the units' hulls, most seconds saved per byte first: the last plan of that walk that fits.
@@ -555,7 +584,8 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
     ...     model(x).sum().backward()
     """
     start = time.perf_counter()
-    limit = _check_limit(max_peak_bytes)
+    limit = _ranks.agree("checking the limit", lambda: _check_limit(max_peak_bytes))
+    limit = min(_ranks.gather_objects(limit))  # ranks given different limits plan for the smallest
     args = args if isinstance(args, tuple) else (args,)
     resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
     loss_fn = checked_loss(loss)
@@ -569,7 +599,7 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
     peak = _ranks.max_over_ranks(timeline.peak(choice))
     full = _ranks.max_over_ranks(timeline.peak(timeline.full()))
     if peak > limit:
-        raise PeakLimitError(limit, min(peak, full))
+        raise PeakLimitError(limit, peak)
     unplanned = _ranks.max_over_ranks(timeline.peak(timeline.none()))
     return build_plan(model, resolved, timeline, choice, peak, limit, unplanned, full,
                       time.perf_counter() - start, solve_seconds)  # fmt: skip
@@ -602,6 +632,8 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
                   for items, saved in zip(timeline.units, choice)]  # fmt: skip
     plan = CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
                           planning_seconds, solve_seconds)  # fmt: skip
+    plan._allow_mutation = [any(recording.ops[i].writes_outside and not recording.ops[i].created for i in items.ops)
+                             for items in timeline.units]  # fmt: skip
     plan._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
     return plan
 

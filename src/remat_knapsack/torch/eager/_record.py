@@ -26,8 +26,10 @@ May import: torch, and ``.._measure`` (the profiler's allocator events).
 from __future__ import annotations
 
 import bisect
+import contextlib
 import time
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +40,7 @@ from torch.utils.checkpoint import SAC_IGNORED_OPS
 
 from .._measure import profile_timeline
 
-__all__ = ["Op", "Recording", "Storage", "record_step", "restore_buffers", "snapshot_buffers"]
+__all__ = ["Op", "Recording", "Storage", "clear_grads", "device_of", "preserved", "record_step"]
 
 #: Ops that update batch norm's running statistics although their schema does not mark them mutable.
 _HIDDEN_WRITES = {
@@ -63,11 +65,12 @@ class Op:
     backward: bool  # ran inside .backward()
     seconds: float
     created: tuple[int, ...]  # storages first seen as this op's outputs
-    reads: tuple[int, ...]  # storages of its tensor arguments
+    reads: tuple[int, ...]  # tracked storages (Storage.index) of its tensor arguments
     writes: tuple[int, ...]  # storages it mutates in place
     random: bool  # drew from a random number generator (dropout, rand_like, bernoulli; attention with dropout)
+    own_generator: bool  # random, from a generator passed to it (not restored by checkpoint's replay)
     writes_outside: tuple[int, ...]  # storage keys it writes in place that its unit's forward did not create
-    read_keys: tuple[int, ...]  # storage keys of every tensor argument (parameters and buffers too)
+    read_keys: tuple[int, ...]  # raw storage keys (untyped_storage()._cdata) of every tensor argument, parameters too
     workspace: int = 0  # bytes above its new outputs that it allocated at its worst and freed before returning
 
 
@@ -90,7 +93,10 @@ class Recording:
     storages: list[Storage]
     unit_names: tuple[str, ...]
     first_backward: int  # index of the first op of .backward() (len(ops) when there is none)
-    step_seconds: float
+    #: Per unit: the storages its forward was given (tracked ones; checkpoint keeps them to the backward)
+    unit_inputs: list[tuple[int, ...]]
+    #: Per unit: the storage keys of every tensor its forward was given (parameters' excepted)
+    unit_input_keys: list[frozenset[int]]
     unit_ops: list[list[int]] = field(default_factory=list)  # per unit, its forward ops' indices
 
     def __post_init__(self) -> None:
@@ -103,8 +109,11 @@ class Recording:
 class _Recorder(TorchDispatchMode):
     """Records each op and each new storage; the unit hooks set :attr:`unit`."""
 
-    def __init__(self, time_ops: bool, synchronize: Any, ranges: bool, generator_state: Any) -> None:
+    def __init__(self, units: int, time_ops: bool, synchronize: Any, ranges: bool, generator_state: Any) -> None:
         super().__init__()
+        self.outputs: list[list[int]] = [[] for _ in range(units)]  # per unit, the storages its forward returned
+        self.inputs: list[tuple[int, ...]] = [() for _ in range(units)]
+        self.input_keys: list[frozenset[int]] = [frozenset() for _ in range(units)]
         self._ranges = ranges
         self._generator_state = generator_state
         self.ops: list[Op] = []
@@ -168,6 +177,7 @@ class _Recorder(TorchDispatchMode):
                                if self._alive.get(t.untyped_storage()._cdata, -1) < 0
                                or self.storages[self._alive[t.untyped_storage()._cdata]].birth < self._unit_start)
         seeded = torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
+        own_generator = seeded and any(isinstance(a, torch.Generator) for a in tree_leaves((args, kwargs)))
         state = self._generator_state() if seeded else None
         start = time.perf_counter()
         if self._time_ops:
@@ -186,10 +196,10 @@ class _Recorder(TorchDispatchMode):
             occurrence = self._counts.get(func, 0)
             self._counts[func] = occurrence + 1
         # a seeded op is random if it moved the generator (attention with dropout_p=0 does not)
-        random = seeded and not torch.equal(state, self._generator_state())
+        random = own_generator or (seeded and not _same_state(state, self._generator_state()))
         created = self._created(out, index, set(read_keys))
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
-                           tuple(reads), tuple(writes), random, writes_outside, read_keys))  # fmt: skip
+                           tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys))  # fmt: skip
         return out
 
     @staticmethod
@@ -223,23 +233,19 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
     ``workspaces``, the step runs under ``torch.profiler`` to measure each
     op's workspace.
     """
-    device = _device(model, args)
+    device = device_of(model, args)
     synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    recorder = _Recorder(time_ops, synchronize, workspaces, _generator_state(device))
+    recorder = _Recorder(len(units), time_ops, synchronize, workspaces, _generator_state(device))
     calls = [0] * len(units)
     handles = []
-    for index, (_, module) in enumerate(units):
-        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls)))
-        handles.append(module.register_forward_hook(_leave(recorder)))
-    outputs: list[list[int]] = [[] for _ in units]
-    recorder.outputs = outputs  # type: ignore[attr-defined]
+    names = [name for name, _ in units]
     parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
-    grads = [p.grad for p in parameters]
-    buffers = snapshot_buffers(model)
-    devices = [torch.cuda.current_device()] if device == "cuda" else []
+    parameter_keys = {p.untyped_storage()._cdata for p in parameters}
+    for index, (_, module) in enumerate(units):
+        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
+                                                        with_kwargs=True))  # fmt: skip
+        handles.append(module.register_forward_hook(_leave(recorder)))
     try:
-        for p in parameters:
-            p.grad = None
         first_backward = 0
 
         def step() -> None:
@@ -253,18 +259,13 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
                 del loss
             synchronize()
 
-        with torch.random.fork_rng(devices=devices):
-            start = time.perf_counter()
+        with preserved(model, args, device):
             timeline = profile_timeline(step, [RANGE], device) if workspaces else None
             if timeline is None:
                 step()
-            step_seconds = time.perf_counter() - start
     finally:
         for handle in handles:
             handle.remove()
-        for p, g in zip(parameters, grads):
-            p.grad = g
-        restore_buffers(model, buffers)
     recorder.finish()
     if timeline is not None:
         _set_workspaces(recorder, timeline)
@@ -272,11 +273,11 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
         if count != 1:
             raise ValueError(f"unit {units[index][0]!r} ran its forward {count} times in one step; "
                              "a unit must run exactly once (name a module called once per step)")  # fmt: skip
-    for sids in outputs:
+    for sids in recorder.outputs:
         for sid in sids:
             recorder.storages[sid].unit_output = True
-    return Recording(recorder.ops, recorder.storages, tuple(name for name, _ in units), first_backward,
-                     step_seconds)  # fmt: skip
+    return Recording(recorder.ops, recorder.storages, tuple(names), first_backward, recorder.inputs,
+                     recorder.input_keys)  # fmt: skip
 
 
 def _set_workspaces(recorder: _Recorder, timeline: Any) -> None:
@@ -295,12 +296,15 @@ def _set_workspaces(recorder: _Recorder, timeline: Any) -> None:
         op.workspace = max(0, inner - created)
 
 
-def _enter(recorder: _Recorder, index: int, calls: list[int]) -> Any:
-    def hook(module: Any, inputs: Any) -> None:
+def _enter(recorder: _Recorder, index: int, calls: list[int], names: list[str], parameter_keys: set[int]) -> Any:
+    def hook(module: Any, args: Any, kwargs: Any) -> None:
         if recorder.unit != OUTSIDE:
-            raise ValueError(f"units nest: unit {index} runs inside unit {recorder.unit}; "
-                             "name modules that do not contain each other")
+            raise ValueError(f"units nest: {names[index]!r} runs inside {names[recorder.unit]!r}; "
+                             "name modules that do not contain each other")  # fmt: skip
         calls[index] += 1
+        tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor) and not t.is_meta]
+        recorder.inputs[index] = tuple(recorder._storage_ids(tensors))
+        recorder.input_keys[index] = frozenset(t.untyped_storage()._cdata for t in tensors) - parameter_keys
         recorder.enter_unit(index)
 
     return hook
@@ -309,24 +313,56 @@ def _enter(recorder: _Recorder, index: int, calls: list[int]) -> Any:
 def _leave(recorder: _Recorder) -> Any:
     def hook(module: Any, inputs: Any, output: Any) -> None:
         if recorder.unit != OUTSIDE:
-            recorder.outputs[recorder.unit] += recorder._storage_ids(output)  # type: ignore[attr-defined]
+            recorder.outputs[recorder.unit] += recorder._storage_ids(output)
         recorder.unit = OUTSIDE
 
     return hook
 
 
 def _generator_state(device: str) -> Any:
-    """A function returning the default generator's state on ``device`` (what a random op advances)."""
+    """A function returning the default generators' states (what a random op advances): the CPU's, and CUDA's."""
     if device == "cuda":
-        return lambda: torch.tensor(torch.cuda.default_generators[torch.cuda.current_device()].get_offset())
-    return torch.default_generator.get_state
+        cuda = torch.cuda.default_generators[torch.cuda.current_device()]
+        return lambda: (torch.default_generator.get_state(), cuda.get_offset())
+    return lambda: (torch.default_generator.get_state(),)
 
 
-def _device(model: Any, args: tuple) -> str:
+def _same_state(a: tuple, b: tuple) -> bool:
+    return all(torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(a, b))
+
+
+def device_of(model: Any, args: tuple) -> str:
     tensors = [a for a in tree_leaves(args) if isinstance(a, torch.Tensor)]
     if isinstance(model, torch.nn.Module):
         tensors += list(model.parameters())[:1]
     return "cuda" if any(t.is_cuda for t in tensors) else "cpu"
+
+
+@contextlib.contextmanager
+def preserved(model: Any, args: tuple, device: str) -> Iterator[None]:
+    """Inside the block: no gradient on the model's parameters or on the inputs that collect one; after it,
+    those gradients, the model's buffers and the random generators are as they were before it."""
+    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    leaves = parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.requires_grad
+                           and t.is_leaf]  # fmt: skip
+    grads = [t.grad for t in leaves]
+    buffers = snapshot_buffers(model)
+    try:
+        for t in leaves:
+            t.grad = None
+        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
+            yield
+    finally:
+        for t, g in zip(leaves, grads):
+            t.grad = g
+        restore_buffers(model, buffers)
+
+
+def clear_grads(model: Any, args: tuple) -> None:
+    """No gradient on the model's parameters or on the inputs that collect one (a step as a training loop runs it)."""
+    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    for t in parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.is_leaf]:
+        t.grad = None
 
 
 def snapshot_buffers(model: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -30,7 +30,9 @@ saved.
 
 Each op's workspace (what it allocates and frees within itself, measured
 by the recording) adds to the step at that op, and to a replay that runs it.
-Peaks are evaluated in O(S + T) numpy work (S storages, T ops) per choice.
+A choice's peak is one pass over the step, O(S + T) (S storages, T ops),
+plus, per checkpointed unit, its ops times its temporaries for the replay
+(computed once per unit and choice, :meth:`Timeline.change`).
 
 May import: torch, numpy, and ``._record``.
 """
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._record import Recording
+from ._record import OUTSIDE, Recording
 
 __all__ = ["Change", "Timeline", "UnitItems"]
 
@@ -67,6 +69,9 @@ class UnitItems:
     temp_bytes: np.ndarray
     temp_birth: np.ndarray
     temp_death: np.ndarray
+    # storages the unit's forward was given (made earlier in the step): checkpoint holds them until the replay
+    input_bytes: np.ndarray
+    input_death: np.ndarray
 
     @property
     def total_seconds(self) -> float:
@@ -101,12 +106,16 @@ class Timeline:
         last_forward_read = self.birth.copy()
         first_backward_read = np.full(n, self.length, dtype=np.int64)
         mutated = np.full(n, -1, dtype=np.int64)
+        # a unit's output: what its forward returned, or what a forward op outside the unit reads
+        self.escapes = np.array([s.unit_output for s in storages], dtype=bool)
         for op in ops:
             for sid in op.reads:
                 if op.backward:
                     first_backward_read[sid] = min(first_backward_read[sid], op.index)
                 else:
                     last_forward_read[sid] = max(last_forward_read[sid], op.index)
+                    if ops[storages[sid].birth].unit not in (op.unit, OUTSIDE):
+                        self.escapes[sid] = True
             for sid in op.writes:
                 mutated[sid] = max(mutated[sid], op.index)
         self.units = [self._unit(u, last_forward_read, first_backward_read, mutated)
@@ -121,12 +130,15 @@ class Timeline:
         weights = np.zeros(len(ops), dtype=np.int64)
         eligible = np.zeros(len(ops), dtype=bool)
         forced = np.zeros(len(ops), dtype=bool)
-        checkpointable = True
+        # never checkpointed: a random op on a generator of its own (the replay would not restore it), or an
+        # in-place write to the unit's inputs (checkpoint holds them for the replay)
+        checkpointable = not any(op.own_generator for op in ops) and not any(
+            rec.unit_input_keys[u].intersection(op.writes_outside) for op in ops)
         kept: list[tuple[int, int]] = []  # (position, storage)
         temps: list[tuple[int, int]] = []
         read_before: set[int] = set()  # storage keys the unit's forward read so far
         for position, op in enumerate(ops):
-            made = [sid for sid in op.created if not rec.storages[sid].unit_output]
+            made = [sid for sid in op.created if not self.escapes[sid]]
             weights[position] = int(self.nbytes[made].sum()) if made else 0
             written_later = any(mutated[sid] > op.index for sid in op.created)
             eligible[position] = bool(op.created) and not op.random and op.occurrence >= 0 and not written_later
@@ -143,6 +155,7 @@ class Timeline:
         if replay_at >= self.length or not checkpointable:
             replay_at = -1
         temp_sids = np.array([sid for _, sid in temps], dtype=np.int64)
+        inputs = np.array(rec.unit_inputs[u], dtype=np.int64)
         return UnitItems(
             ops=np.array(rec.unit_ops[u], dtype=np.int64), seconds=seconds, weights=weights,
             eligible=eligible & ~forced,
@@ -152,6 +165,7 @@ class Timeline:
             kept_drop=last_read[kept_sids] + 1, kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],
             temp_op=np.array([p for p, _ in temps], dtype=np.int64), temp_bytes=self.nbytes[temp_sids],
             temp_birth=self.birth[temp_sids], temp_death=self.death[temp_sids],
+            input_bytes=self.nbytes[inputs], input_death=self.death[inputs],
         )  # fmt: skip
 
     # ------------------------------------------------------------------ one choice
@@ -172,12 +186,19 @@ class Timeline:
         at = items.replay_at
         dropped = ~saved[items.kept_op]
         cached = saved[items.temp_op]
-        # kept storages of replayed ops: gone from after their last forward use until the replay;
-        # temporaries of saved ops: cached until the replay has read them
-        where = np.concatenate([items.kept_drop[dropped], [at], items.temp_death[cached], [at + 1]])
-        nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[dropped].sum()],
-                                 items.temp_bytes[cached], [-items.temp_bytes[cached].sum()]])  # fmt: skip
-        return Change(where, nbytes, at, self._replay_spike(items, saved, dropped, ~cached))
+        # kept storages of replayed ops: gone from after their last forward use until the replay (one the
+        # plain step freed before the replay is simply freed earlier);
+        # temporaries of saved ops: cached until the replay has read them;
+        # the unit's inputs: held by the checkpoint until the replay
+        back = dropped & (items.kept_death > at)
+        early = dropped & ~back
+        held = items.input_death <= at
+        where = np.concatenate([items.kept_drop[dropped], [at], items.kept_death[early],
+                                items.temp_death[cached], [at + 1], items.input_death[held], [at + 1]])
+        nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[back].sum()], items.kept_bytes[early],
+                                 items.temp_bytes[cached], [-items.temp_bytes[cached].sum()],
+                                 items.input_bytes[held], [-items.input_bytes[held].sum()]])  # fmt: skip
+        return Change(where, nbytes, at, self._replay_spike(items, saved, back, ~cached))
 
     def peak_of(self, changes: list[Change | None]) -> int:
         """The step's peak with the units' changes applied (one per unit, None for a unit left as it is)."""
@@ -192,16 +213,22 @@ class Timeline:
                 peak = max(peak, int(live[change.replay_at]) + change.spike)
         return peak
 
-    def _replay_spike(self, items: UnitItems, saved: np.ndarray, dropped: np.ndarray,
+    def _replay_spike(self, items: UnitItems, saved: np.ndarray, replayed: np.ndarray,
                       replayed_temps: np.ndarray) -> int:  # fmt: skip
-        """Bytes above the replayed storages while the replay runs: its temporaries and workspaces, at their worst."""
-        if not dropped.any():
+        """Bytes above the replayed storages while the replay runs: its temporaries and workspaces, at their worst.
+
+        The replay runs the unit's forward up to the last op whose output the
+        backward reads (saved or replayed), so ``replayed`` storages come back
+        one by one; the unsaved temporaries alive then, and each replayed op's
+        workspace, come on top.
+        """
+        if not items.kept_birth.size:
             return 0
-        births = items.kept_birth[dropped]
-        end = int(births.max())  # the replay stops once the last needed storage is back
+        end = int(items.kept_birth.max())  # the replay stops once the last needed storage is back
         points = items.ops[items.ops <= end]
+        births = items.kept_birth[replayed]
         order = np.argsort(births)
-        made = np.concatenate([[0], np.cumsum(items.kept_bytes[dropped][order])])
+        made = np.concatenate([[0], np.cumsum(items.kept_bytes[replayed][order])])
         made_bytes = made[np.searchsorted(births[order], points, side="right")]
         temp_birth = items.temp_birth[replayed_temps]
         temp_death = items.temp_death[replayed_temps]
@@ -209,7 +236,7 @@ class Timeline:
         alive = (temp_birth[None, :] <= points[:, None]) & (temp_death[None, :] > points[:, None])
         temps_alive = alive.astype(np.int64) @ temp_bytes
         workspaces = np.where(saved[: points.size], 0, self.workspace[points])  # a cached op does not run
-        total = int(items.kept_bytes[dropped].sum())
+        total = int(items.kept_bytes[replayed].sum())
         return max(0, int((made_bytes + temps_alive + workspaces).max()) - total)
 
     def seconds(self, choice: list[np.ndarray | None]) -> float:

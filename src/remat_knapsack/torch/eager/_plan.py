@@ -263,6 +263,8 @@ class CheckpointedForward:
         def run(*flat: Any) -> Any:
             return forward(*flat[:count], **dict(zip(names, flat[count:])))
 
+        if not self.saved:  # full recomputation: plain checkpointing, without the selective cache's per-op cost
+            return checkpoint(run, *args, *kwargs.values(), use_reentrant=False)
         return checkpoint(run, *args, *kwargs.values(), use_reentrant=False, context_fn=self._context)
 
 
@@ -347,11 +349,13 @@ class _Menu:
         if items.replay_at < 0:
             return
         self._items = items
-        self._free = items.forced | (items.eligible & (items.weights == 0))  # saved in every entry
+        self._free = items.forced | (items.eligible & (items.weights == 0))  # saved in every frontier entry
         self._base = int(items.weights[items.forced].sum())
         total = items.total_seconds - float(items.seconds[self._free].sum())
         self._candidates = np.flatnonzero(items.eligible & ~self._free & (items.seconds > 0) & (items.weights > 0))
-        points = [_Entry(self._base, total, self._free.copy())]
+        # full recomputation: only what must be saved, so that a unit saving nothing runs plain checkpointing
+        points = [_Entry(self._base, items.total_seconds - float(items.seconds[items.forced].sum()),
+                         items.forced.copy())]  # fmt: skip
         self._curve = None
         if self._candidates.size:
             self._curve = frontier(items.weights[self._candidates].astype(np.float64),

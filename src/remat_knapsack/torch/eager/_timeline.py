@@ -248,9 +248,8 @@ class Timeline:
         return total
 
     def full(self) -> list[np.ndarray | None]:
-        """Every unit checkpointed, nothing saved that costs bytes (full recomputation, zero-byte ops cached)."""
-        return [items.forced | (items.eligible & (items.weights == 0)) if items.replay_at >= 0 else None
-                for items in self.units]  # fmt: skip
+        """Every unit checkpointed, saving only what must be saved (full recomputation)."""
+        return [items.forced.copy() if items.replay_at >= 0 else None for items in self.units]
 
     def none(self) -> list[np.ndarray | None]:
         return [None] * len(self.units)

@@ -12,7 +12,10 @@ CNN (examples/sweep_cnn.py) and a decoder (6 layers, d = 512, vocabulary
 8192, batch 8 x 512, the loss over the vocabulary outside the model), plus the
 same decoder compiled block by block (``regions=``). For each: ``sweep``
 over the budgets, ``predict_peaks`` over the same budgets (the error of each
-prediction), and ``fit`` at the midpoint of the swept peaks.
+prediction), and ``fit`` at the midpoint of the swept peaks. Then, eager
+(no compile), ``plan_checkpoints`` on the decoder and the CNN at two limits
+(midway between its modelled peaks with every block recomputed and with
+none, and 1.05x the first): predicted against measured (``CheckpointPlan.measure``).
 
 Exits 2 without a CUDA device.
 """
@@ -93,6 +96,25 @@ def run(name: str, budgets: list[float]) -> list[dict]:
     return rows
 
 
+def eager_rows(name: str, model, args, loss) -> list[dict]:
+    """plan_checkpoints at two limits: predicted and measured peaks (any device; the model's)."""
+    from remat_knapsack.torch import plan_checkpoints
+
+    first = plan_checkpoints(model, args, 1 << 50, loss=loss)
+    full, none = first.full_checkpoint_peak_bytes, first.unplanned_peak_bytes
+    rows = []
+    for label, limit in (("midway", (full + none) // 2), ("1.05 full", int(1.05 * full))):
+        plan = plan_checkpoints(model, args, limit, loss=loss)
+        measured = plan.measure(args, loss=loss)
+        rows.append({"model": name, "kind": f"eager {label}", "limit_bytes": limit, "peak_bytes": measured,
+                     "predicted_peak_bytes": plan.predicted_peak_bytes,
+                     "error_pct": round(100 * (plan.predicted_peak_bytes - measured) / measured, 1),
+                     "seconds": round(plan.planning_seconds, 2),
+                     "note": f"peak/limit {measured / limit:.3f}"})  # fmt: skip
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the decoder alone, budgets 0.05 0.3 0.8")
@@ -104,6 +126,8 @@ def main() -> int:
     models = ["decoder"] if a.quick else ["decoder", "decoder-blocks", "cnn"]
     budgets = [0.05, 0.3, 0.8] if a.quick else BUDGETS
     rows = [row for name in models for row in run(name, budgets)]
+    for name, make in (("decoder", _decoder), ("cnn", _cnn)):
+        rows += eager_rows(name, *make())
     print("wrote", write_rows(rows, a.out))
     return 0
 

@@ -15,8 +15,10 @@ full-checkpointing peak. At each limit, side by side:
 * ``knapsack``: :func:`remat_knapsack.torch.plan_checkpoints`;
 * ``autosac``: PyTorch's AutoSAC MILPs (``sac_milp`` across units,
   ``get_optimal_checkpointing_policy_per_module`` within each), fed the same
-  recorded statistics (``benchmarks/_autosac.py``; needs PuLP, the ``bench``
-  extra); skipped when PuLP is missing.
+  recorded statistics (``benchmarks/_autosac.py``; needs PuLP and pwlf, the
+  ``bench`` extra); skipped when they are missing. Rockmate 2.0.0 is not a
+  peer: it installs from PyPI, but its dependency rkgb 2.0.0 lacks the
+  ``rkgb.core`` module it imports.
 
 Each row: the measured peak of one step (above its start, as ``sweep``
 measures), the predicted one, the median step time over ``--rounds``

@@ -180,6 +180,10 @@ def eager(rank: int) -> dict:
     plan = plan_checkpoints(planned, (ids,), limit, loss=loss)
     record["plan"] = [(u.name, u.checkpointed, u.saved_ops, u.recomputed_ops) for u in plan.units]
     record["predicted"] = plan.predicted_peak_bytes
+    # ranks given different limits (each its own free memory, say) plan alike, for the smallest
+    uneven = plan_checkpoints(planned, (ids,), limit + rank * (limit // 4), loss=loss)
+    record["uneven"] = [uneven.limit_bytes, uneven.predicted_peak_bytes,
+                        [(u.name, u.checkpointed, u.saved_ops) for u in uneven.units]]  # fmt: skip
     plan.apply()
     for model in (planned, plain):
         for layer in model.layers:

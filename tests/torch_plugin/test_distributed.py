@@ -70,6 +70,9 @@ def test_eager_plans_are_one_plan_and_train_as_unplanned_under_fully_shard(tmp_p
     before fully_shard it trains as the sharded model without it; a failing rank makes both raise."""
     r0, r1 = _run(tmp_path, "eager")
     assert r0["plan"] == r1["plan"] and r0["predicted"] == r1["predicted"]
+    assert r0["uneven"] == r1["uneven"]  # limits differing by rank: one plan, for the smallest limit
+    limit, predicted, _ = r0["uneven"]
+    assert predicted <= limit
     assert any(checkpointed for _, checkpointed, _, _ in r0["plan"])
     assert r0["same_step"] and r1["same_step"]
     assert r1["error"].startswith("ValueError") and "rank 1 was made to fail" in r1["error"]

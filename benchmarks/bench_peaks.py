@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
+import sys
 import time
 from pathlib import Path
 
@@ -36,6 +37,9 @@ import torch
 import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _models import Layer  # noqa: E402
+
 OUT = ROOT / "benchmarks" / "results" / "peaks.csv"
 BUDGETS = [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.0]
 FIELDS = ["model", "backend", "kind", "budget", "limit_bytes", "peak_bytes", "predicted_peak_bytes",
@@ -130,27 +134,11 @@ def make_gpt2():
     return GPT2LMHeadModel(config).train(), (ids,), lambda out: out.logits.float().logsumexp(-1).mean()
 
 
-class _Block(torch.nn.Module):
-    def __init__(self, d: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.n1, self.n2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
-        self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d), torch.nn.GELU(), torch.nn.Linear(4 * d, d))
-
-    def forward(self, x):
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.n1(x)).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, d)
-        x = x + self.proj(y)
-        return x + self.mlp(self.n2(x))
-
-
 class BlockDecoder(torch.nn.Module):
     def __init__(self, vocab: int = 4096, d: int = 256, layers: int = 4, heads: int = 4, t: int = 256) -> None:
         super().__init__()
         self.tok, self.pos = torch.nn.Embedding(vocab, d), torch.nn.Embedding(t, d)
-        self.layers = torch.nn.ModuleList([_Block(d, heads) for _ in range(layers)])
+        self.layers = torch.nn.ModuleList([Layer(d, heads) for _ in range(layers)])
         self.norm, self.head = torch.nn.LayerNorm(d), torch.nn.Linear(d, vocab)
 
     def forward(self, ids):

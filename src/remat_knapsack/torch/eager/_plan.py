@@ -95,12 +95,14 @@ class CheckpointPlan:
     def __init__(self, model: torch.nn.Module, modules: Sequence[torch.nn.Module], units: tuple[UnitPlan, ...],
                  saved: Sequence[frozenset[tuple[str, int]]], predicted_peak_bytes: int, limit_bytes: int,
                  unplanned_peak_bytes: int, full_checkpoint_peak_bytes: int,
-                 planning_seconds: float, solve_seconds: float) -> None:  # fmt: skip
+                 planning_seconds: float, solve_seconds: float, allow_mutation: Sequence[bool] | None = None,
+                 timeline: Timeline | None = None) -> None:  # fmt: skip
         self.model = model
         self._modules = list(modules)
         self.units = units
         self._saved = list(saved)
-        self._allow_mutation = [False] * len(self._saved)  # per unit: see CheckpointedForward
+        # per unit: it caches an in-place buffer update (see CheckpointedForward)
+        self._allow_mutation = list(allow_mutation) if allow_mutation is not None else [False] * len(self._saved)
         self.predicted_peak_bytes = int(predicted_peak_bytes)
         self.limit_bytes = int(limit_bytes)
         self.unplanned_peak_bytes = int(unplanned_peak_bytes)
@@ -108,7 +110,7 @@ class CheckpointPlan:
         self.planning_seconds = planning_seconds
         self.solve_seconds = solve_seconds
         self._originals: list[tuple[torch.nn.Module, Any]] | None = None
-        self._timeline: Timeline | None = None
+        self._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
 
     @property
     def recompute_seconds(self) -> float:
@@ -634,12 +636,9 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
     saved_sets = [frozenset((recording.ops[i].name, recording.ops[i].occurrence)
                             for i, s in zip(items.ops, saved) if s) if saved is not None else frozenset()
                   for items, saved in zip(timeline.units, choice)]  # fmt: skip
-    plan = CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
-                          planning_seconds, solve_seconds)  # fmt: skip
-    plan._allow_mutation = [any(recording.ops[i].writes_outside and not recording.ops[i].created for i in items.ops)
-                             for items in timeline.units]  # fmt: skip
-    plan._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
-    return plan
+    return CheckpointPlan(model, [m for _, m in units], unit_plans, saved_sets, peak, limit, unplanned, full,
+                          planning_seconds, solve_seconds, [items.caches_in_place_write for items in timeline.units],
+                          timeline)  # fmt: skip
 
 
 def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list) -> Recording:

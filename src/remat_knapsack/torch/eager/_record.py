@@ -342,9 +342,7 @@ def device_of(model: Any, args: tuple) -> str:
 def preserved(model: Any, args: tuple, device: str) -> Iterator[None]:
     """Inside the block: no gradient on the model's parameters or on the inputs that collect one; after it,
     those gradients, the model's buffers and the random generators are as they were before it."""
-    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
-    leaves = parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.requires_grad
-                           and t.is_leaf]  # fmt: skip
+    leaves = _grad_leaves(model, args)
     grads = [t.grad for t in leaves]
     buffers = snapshot_buffers(model)
     try:
@@ -360,9 +358,15 @@ def preserved(model: Any, args: tuple, device: str) -> Iterator[None]:
 
 def clear_grads(model: Any, args: tuple) -> None:
     """No gradient on the model's parameters or on the inputs that collect one (a step as a training loop runs it)."""
-    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
-    for t in parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.is_leaf]:
+    for t in _grad_leaves(model, args):
         t.grad = None
+
+
+def _grad_leaves(model: Any, args: tuple) -> list[torch.Tensor]:
+    """The tensors a step's backward gives a ``.grad``: the parameters, and leaf inputs that require grad."""
+    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    return parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.requires_grad
+                         and t.is_leaf]  # fmt: skip
 
 
 def snapshot_buffers(model: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -57,6 +57,7 @@ class UnitItems:
     weights: np.ndarray  # per op: bytes it creates, the unit's outputs excepted
     eligible: np.ndarray  # per op: may be saved
     forced: np.ndarray  # per op: must be saved (writes outside the unit)
+    caches_in_place_write: bool  # a forced op writes in place and creates nothing (batch norm's step counter)
     replay_at: int  # op index of the unit's backward, where the replay runs (-1: checkpointing frees nothing)
     # storages kept for the backward and made by this unit (not its outputs): freed early unless their op is saved
     kept_op: np.ndarray  # position (into ops) of the op that made each
@@ -160,6 +161,7 @@ class Timeline:
             ops=np.array(rec.unit_ops[u], dtype=np.int64), seconds=seconds, weights=weights,
             eligible=eligible & ~forced,
             forced=forced,
+            caches_in_place_write=any(op.writes_outside and not op.created for op in ops),
             replay_at=replay_at,
             kept_op=np.array([p for p, _ in kept], dtype=np.int64), kept_bytes=self.nbytes[kept_sids],
             kept_drop=last_read[kept_sids] + 1, kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],

@@ -88,7 +88,8 @@ class GraphPeak:
     bw_events: tuple[int, ...]
     saved_bytes: int
     recomputed: int  # forward ops that the backward runs again
-    #: The storage (fake-tensor storage identity) of each event, parallel to the events.
+    #: The storage (fake-tensor storage identity) of each event, parallel to the events (aot_eager; empty
+    #: under inductor, whose events are the generated code's).
     fw_keys: tuple[int, ...] = ()
     bw_keys: tuple[int, ...] = ()
     #: Names of the forward ops the backward runs again.
@@ -453,12 +454,7 @@ class Capture:
         saved = [n for n in saved_values if not is_sym(n) and not _partitioners.is_opaque_node(n)]
         opaque = [n for n in saved_values if _partitioners.is_opaque_node(n)]
         fw, bw = self.partition(saved_values)
-        if self.workspaces is None:
-            self.workspaces = op_workspaces(list(self.joint_graph.nodes))
-        ws = self.workspaces
         inputs = {k for n in fw.graph.nodes if n.op == "placeholder" for k, _ in _node_storages(n)}
-        fw_deltas, fw_alive, _ = _liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None,
-                                           workspaces=ws)  # fmt: skip
         out = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
         fw_outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
         n_saved = len(saved) + len(saved_sym) + len(opaque)
@@ -477,24 +473,32 @@ class Capture:
             for k, b in _node_storages(n):
                 tangents[k] = b if given is None else min(b, given[i])
                 tangents_by_name[str(n.target)] = tangents[k]
-        # User outputs stay; saved tensors the forward allocated are live on entry to the
-        # backward (freed after their last use there); parameters and inputs pre-exist.
-        user_keys = set(fw_alive) - set(saved_keys)
-        bw_deltas, _, freed = _liveness(
-            bw, preexisting=inputs | user_keys, fresh_inputs={} if self.tangents_given else tangents,
-            keep_outputs=None, workspaces=ws,
-        )  # fmt: skip
-        # A saved tensor the backward never frees (unused there) goes when autograd releases the graph.
         fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
             n.name for n in bw.graph.nodes if n.op == "call_function"
         }
+        fw_keys: tuple[int, ...] = ()
+        bw_keys: tuple[int, ...] = ()
         if self.backend == "inductor":
-            # The same partition, as inductor schedules it (fusion, reordering, frees).
+            # The same partition, as inductor's generated code runs it (fusion, reordering, frees, reuse).
             owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not _is_tangent(n)
                      and not any(k in inputs for k, _ in _node_storages(n))}  # fmt: skip
             fresh_fw, fresh_bw = self.partition(saved_values)
             fw_deltas, bw_deltas = _inductor_peaks.plan_events(fresh_fw, fresh_bw, tangents_by_name, owned,
                                                                allocate_tangents=not self.tangents_given)  # fmt: skip
+        else:
+            if self.workspaces is None:
+                self.workspaces = op_workspaces(list(self.joint_graph.nodes))
+            ws = self.workspaces
+            fw_deltas, fw_alive, _ = _liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None,
+                                               workspaces=ws)  # fmt: skip
+            # User outputs stay; saved tensors the forward allocated are live on entry to the
+            # backward (freed after their last use there); parameters and inputs pre-exist.
+            user_keys = set(fw_alive) - set(saved_keys)
+            bw_deltas, _, _ = _liveness(
+                bw, preexisting=inputs | user_keys, fresh_inputs={} if self.tangents_given else tangents,
+                keep_outputs=None, workspaces=ws,
+            )  # fmt: skip
+            fw_keys, bw_keys = tuple(fw._remat_event_keys), tuple(bw._remat_event_keys)
         if self.loss_peak_bytes:  # the eager loss runs between the forward and the backward
             bw_deltas = (self.loss_peak_bytes, -self.loss_peak_bytes, *bw_deltas)
         return GraphPeak(
@@ -502,8 +506,8 @@ class Capture:
             bw_events=tuple(bw_deltas),
             saved_bytes=sum(saved_keys.values()),
             recomputed=len(fw_bw_recomputed),
-            fw_keys=tuple(fw._remat_event_keys),
-            bw_keys=tuple(bw._remat_event_keys),
+            fw_keys=fw_keys,
+            bw_keys=bw_keys,
             recomputed_names=tuple(sorted(fw_bw_recomputed)),
         )
 

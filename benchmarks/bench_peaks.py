@@ -6,7 +6,8 @@
 
 For each model: ``sweep`` over the budgets (one compile each) and
 ``predict_peaks`` over the same budgets (one compile), then ``fit`` at two
-limits between the smallest and largest swept peak, at half the smallest
+limits between the smallest and largest swept peak, at the smallest swept
+peak itself (a limit a swept budget meets: never refused), at half the smallest
 swept peak (unreachable: its PeakLimitError names the smallest modelled peak),
 and between that smallest modelled peak and the smallest swept one when the
 model reaches below the sweep. Rows go to benchmarks/results/peaks.csv (rewritten; with
@@ -22,6 +23,12 @@ vocabulary computed outside the compiled model; needs transformers), and
 ``regions=``, the embeddings, head and cross-entropy eager; fit's step is
 compared with the sweep's unpaired there).
 ``fit`` runs under both backends (``--no-fit-inductor``: aot_eager only).
+
+inductor's caches start cold for each model and backend (a fresh
+``TORCHINDUCTOR_CACHE_DIR``), as on a user's first run, so the sweep's
+compiles build every kernel; ``--warm-cache`` keeps the usual cache
+directory instead. The CPU's vector-ISA probe (a one-time compile per
+process) runs before anything is timed.
 """
 
 from __future__ import annotations
@@ -29,7 +36,9 @@ from __future__ import annotations
 import argparse
 import csv
 import importlib.util
+import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -183,10 +192,13 @@ def _pct(pred, meas):
     return round(100.0 * (pred - meas) / meas, 1) if meas else ""
 
 
-def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float] = BUDGETS) -> list[dict]:
+def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float] = BUDGETS,
+        cache_dir: str | None = None) -> list[dict]:  # fmt: skip
     from remat_knapsack.errors import PeakLimitError
     from remat_knapsack.torch import fit, predict_peaks, sweep
 
+    if cache_dir is not None:  # inductor reads the directory at each use: nothing compiled before is found
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache_dir
     model, args, loss, regions = make(name)
     rows: list[dict] = []
     t0 = time.perf_counter()
@@ -216,7 +228,8 @@ def run(name: str, backend: str, repeats: int, do_fit: bool, budgets: list[float
     lo = min(m.peak_bytes for m in ok)
     hi = max(m.peak_bytes for m in ok)
     limits = [("fit-mid", int(lo + 0.5 * (hi - lo))), ("fit-low", int(lo + 0.15 * (hi - lo))),
-              ("fit-unreachable", int(0.5 * lo)), ("fit-below-swept", None)]  # fmt: skip
+              ("fit-smallest-swept", lo), ("fit-unreachable", int(0.5 * lo)),
+              ("fit-below-swept", None)]  # fmt: skip
     smallest_modelled = None
     for kind, limit in limits:
         if limit is None:  # between the smallest modelled peak (from the unreachable limit) and the smallest swept
@@ -440,6 +453,7 @@ def main() -> None:
     ap.add_argument("--budgets", type=float, nargs="+", default=BUDGETS)
     ap.add_argument("--no-fit-inductor", action="store_true",
                     help="fit only with aot_eager; inductor gets predicted vs measured alone")  # fmt: skip
+    ap.add_argument("--warm-cache", action="store_true", help="keep inductor's cache directory between models")
     ap.add_argument("--out", default=str(OUT))
     ap.add_argument("--interval-check", action="store_true", help="only the interval-structure check, appended")
     ap.add_argument("--tables", action="store_true", help="print Markdown tables of --out and stop")
@@ -459,16 +473,22 @@ def main() -> None:
     if out.exists() and (a.models != ap.get_default("models") or a.backends != ap.get_default("backends")):
         with open(out, newline="") as f:
             kept = [r for r in csv.DictReader(f) if not (r["model"] in a.models and r["backend"] in a.backends)]
+    if "inductor" in a.backends:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+
+        pick_vec_isa()  # compiles probe programs once per process: not part of any timing
     rows = []
-    for backend in a.backends:
-        for name in a.models:
-            rows += run(name, backend, a.repeats, do_fit=(backend == "aot_eager" or not a.no_fit_inductor),
-                        budgets=a.budgets)  # fmt: skip
-            out.parent.mkdir(parents=True, exist_ok=True)
-            with open(out, "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=FIELDS)
-                w.writeheader()
-                w.writerows(kept + rows)
+    with tempfile.TemporaryDirectory(prefix="bench-peaks-caches-") as caches:
+        for backend in a.backends:
+            for name in a.models:
+                cache_dir = None if a.warm_cache else os.path.join(caches, f"{name}-{backend}")
+                rows += run(name, backend, a.repeats, do_fit=(backend == "aot_eager" or not a.no_fit_inductor),
+                            budgets=a.budgets, cache_dir=cache_dir)  # fmt: skip
+                out.parent.mkdir(parents=True, exist_ok=True)
+                with open(out, "w", newline="") as f:
+                    w = csv.DictWriter(f, fieldnames=FIELDS)
+                    w.writeheader()
+                    w.writerows(kept + rows)
     print(f"wrote {out}")
 
 

@@ -84,8 +84,9 @@ the limit (at most 3 compiles); :class:`FitReport` says what it chose, and
 :class:`~remat_knapsack.errors.PeakLimitError` (a ``ValueError``) that nothing
 fits. The command is ``remat-knapsack fit MODULE:FUNCTION --max-peak 2GiB``.
 Under ``inductor`` (the default of all three, as of ``torch.compile``) each
-plan's graphs are lowered and scheduled by inductor itself, without code
-generation, and the peak read from its memory timeline; under ``aot_eager``
+plan's graphs go through inductor's own pipeline up to its wrapper code
+(no kernel is built) and the peak is read from the wrapper's allocations,
+reuses and frees; under ``aot_eager``
 the liveness pass models them. A loss computed outside the compiled model is
 measured once eagerly and added between the forward and the backward.
 ``regions=["layers.0", ...]`` plans a model compiled block by block (the

@@ -352,8 +352,8 @@ def predict_peaks(
     ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
     shortcuts included), and its peak comes from the forward and backward
     graphs the partitioner extracts for it: under ``inductor`` (the default,
-    ``torch.compile``'s) inductor's own schedule of each graph, lowered and
-    fused but not compiled to code (about a second per graph); under
+    ``torch.compile``'s) the wrapper code inductor generates for each graph,
+    read before any kernel is built (one to two seconds per graph); under
     ``aot_eager`` a liveness pass over the FX graphs. Cost: one compile plus
     that per budget, against one compile and one measured step per budget for
     :func:`~remat_knapsack.torch.sweep`.

@@ -21,7 +21,10 @@ layers, hidden 256, vocabulary 8192, batch 4 x 256, with the loss over the
 vocabulary computed outside the compiled model; needs transformers), and
 ``blocks`` (a 4-layer decoder, d = 256, compiled block by block with
 ``regions=``, the embeddings, head and cross-entropy eager; fit's step is
-compared with the sweep's unpaired there).
+compared with the sweep's unpaired there), ``unet`` (two down and two up
+levels with skip connections, GroupNorm and bilinear upsampling, 8 images of
+64 x 64, an MSE loss) and ``vit`` (a convolutional patch embedding and three
+of torch's ``TransformerEncoderLayer``, 16 images of 32 x 32).
 ``fit`` runs under both backends (``--no-fit-inductor``: aot_eager only).
 
 inductor's caches start cold for each model and backend (a fresh
@@ -143,6 +146,57 @@ def make_gpt2():
     return GPT2LMHeadModel(config).train(), (ids,), lambda out: out.logits.float().logsumexp(-1).mean()
 
 
+class UNet(torch.nn.Module):
+    """Two down and two up levels with skip connections, GroupNorm, bilinear upsampling."""
+
+    def __init__(self, c: int = 32) -> None:
+        super().__init__()
+
+        def conv(i: int, o: int) -> torch.nn.Module:
+            return torch.nn.Sequential(torch.nn.Conv2d(i, o, 3, padding=1), torch.nn.GroupNorm(8, o), torch.nn.GELU())
+
+        self.down = torch.nn.ModuleList([conv(3, c), conv(c, 2 * c), conv(2 * c, 4 * c)])
+        self.up = torch.nn.ModuleList([conv(6 * c, 2 * c), conv(3 * c, c)])
+        self.out = torch.nn.Conv2d(c, 3, 1)
+
+    def forward(self, x):
+        skips = []
+        for i, block in enumerate(self.down):
+            x = block(x if i == 0 else F.max_pool2d(x, 2))
+            skips.append(x)
+        skips.pop()
+        for block in self.up:
+            x = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+            x = block(torch.cat([x, skips.pop()], dim=1))
+        return self.out(x)
+
+
+def make_unet():
+    torch.manual_seed(0)
+    x, target = torch.randn(8, 3, 64, 64), torch.randn(8, 3, 64, 64)
+    return UNet(), (x,), lambda out: F.mse_loss(out, target)
+
+
+class ViT(torch.nn.Module):
+    """Patch embedding by convolution, then torch's own TransformerEncoderLayer (pre-norm, no dropout)."""
+
+    def __init__(self, d: int = 128, layers: int = 3, heads: int = 4, patch: int = 4, classes: int = 10) -> None:
+        super().__init__()
+        self.embed = torch.nn.Conv2d(3, d, patch, stride=patch)
+        layer = torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, batch_first=True, norm_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.head = torch.nn.Linear(d, classes)
+
+    def forward(self, x):
+        return self.head(self.encoder(self.embed(x).flatten(2).transpose(1, 2)).mean(1))
+
+
+def make_vit():
+    torch.manual_seed(0)
+    x, labels = torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
+    return ViT(), (x,), lambda out: F.cross_entropy(out, labels)
+
+
 class BlockDecoder(torch.nn.Module):
     def __init__(self, vocab: int = 4096, d: int = 256, layers: int = 4, heads: int = 4, t: int = 256) -> None:
         super().__init__()
@@ -183,6 +237,10 @@ def make(name: str):
         made = make_mixer()
     elif name == "convattn":
         made = make_convattn()
+    elif name == "unet":
+        made = make_unet()
+    elif name == "vit":
+        made = make_vit()
     else:
         raise SystemExit(f"unknown model {name!r}")
     return made[0], made[1], (made[2] if len(made) == 3 else None), None
@@ -447,7 +505,8 @@ def tables(path: Path) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn", "gpt2", "blocks"])
+    ap.add_argument("--models", nargs="+", default=["llama", "cnn", "mixer", "convattn", "gpt2", "blocks", "unet",
+                                                    "vit"])  # fmt: skip
     ap.add_argument("--backends", nargs="+", default=["aot_eager", "inductor"])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--budgets", type=float, nargs="+", default=BUDGETS)

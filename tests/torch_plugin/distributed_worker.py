@@ -78,8 +78,9 @@ def make_ddp():
 
 
 def main() -> None:
-    wrapper, out_dir = sys.argv[1], Path(sys.argv[2])
-    fail = len(sys.argv) > 3 and sys.argv[3] == "fail"
+    wrapper, out_dir, extra = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+    fail = "fail" in extra
+    backend = "inductor" if "inductor" in extra else "aot_eager"
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
@@ -119,11 +120,11 @@ def main() -> None:
     else:
         budgets = [0.05, 0.5, 0.8]
         record["predicted"] = [p.peak_bytes for p in predict_peaks(model, args, budgets, loss=loss,
-                                                                   backend="aot_eager")]  # fmt: skip
-        report = sweep(model, args, budgets=budgets, loss=loss, backend="aot_eager", repeats=1, progress=False)
+                                                                   backend=backend)]  # fmt: skip
+        report = sweep(model, args, budgets=budgets, loss=loss, backend=backend, repeats=1, progress=False)
         record["measured"] = [p.peak_bytes for p in report.points]
         limit = (min(record["measured"]) + max(record["measured"])) // 2
-        r = fit(model, args, limit, loss=loss, backend="aot_eager", repeats=1)
+        r = fit(model, args, limit, loss=loss, backend=backend, repeats=1)
         record["fit"] = {"limit": limit, "peak": r.peak_bytes, "predicted": r.predicted_peak_bytes,
                          "compiles": r.compiles, "targets": [a["target_bytes"] for a in r.attempts],
                          "plans": [a.get("plans") for a in r.attempts]}  # fmt: skip
@@ -131,7 +132,7 @@ def main() -> None:
             from remat_knapsack.cli import main as cli
 
             out = out_dir / f"cli{rank}.json"
-            code = cli(["fit", f"{__file__}:make_ddp", "--max-peak", str(limit), "--backend", "aot_eager",
+            code = cli(["fit", f"{__file__}:make_ddp", "--max-peak", str(limit), "--backend", backend,
                         "--repeats", "1", "--out", str(out)])  # fmt: skip
             report = json.loads(out.read_text())
             record["cli"] = {"code": code, "peak": report["peak_bytes"], "compiles": report["compiles"],

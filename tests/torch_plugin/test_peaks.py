@@ -167,3 +167,29 @@ def test_peak_limit_error_is_importable_without_torch_and_a_value_error():
     assert rt.PeakLimitError is PeakLimitError and issubclass(PeakLimitError, ValueError)
     e = PeakLimitError(1000, 5 * MiB)
     assert e.limit == 1000 and e.smallest == 5 * MiB and "1000 bytes" in str(e) and "5.0 MiB" in str(e)
+
+
+def test_a_plan_between_the_samples_with_a_lower_peak_is_found_when_no_sample_fits():
+    """The peak need not fall as a plan keeps less: the gaps beside the lowest sample are searched."""
+    from remat_knapsack.torch._peaks import _lowest_between_picks
+
+    def peak(j):  # lowest at breakpoint 13, between the samples 10 and 20
+        return 100 + 10 * abs(j - 13)
+
+    evaluated = []
+
+    def fits(limit, peak_at=peak):
+        def at(j):
+            evaluated.append(j)
+            return peak_at(j) <= limit
+
+        return at
+
+    assert _lowest_between_picks([0, 10, 20, 30], peak, fits(105)) == [13]
+    assert len(set(evaluated)) < 20  # narrowed, not scanned
+    assert _lowest_between_picks([0, 10, 20, 30], peak, fits(99)) == []
+
+    def rising(j):
+        return 100 + j
+
+    assert _lowest_between_picks([0, 30], rising, fits(101, rising)) == [1]

@@ -68,29 +68,25 @@ def test_inductor_predictions_follow_inductors_schedule():
         assert abs(predicted - measured) <= max(0.10 * measured, MiB), (predicted, measured)
 
 
-class ConvNet(torch.nn.Module):
-    """Conv, batch norm and SiLU blocks with max-pooling: inductor lays the convolutions out channels-last."""
+def _conv_net():
+    """examples/sweep_cnn.py's conv, batch norm and SiLU blocks, narrower: inductor lays its convolutions
+    out channels-last."""
+    import importlib.util
+    from pathlib import Path
 
-    def __init__(self, channels: tuple[int, ...] = (16, 16, 32, 32)) -> None:
-        super().__init__()
-        layers, c_in = [], 3
-        for i, c in enumerate(channels):
-            layers += [torch.nn.Conv2d(c_in, c, 3, padding=1), torch.nn.BatchNorm2d(c), torch.nn.SiLU()]
-            if i % 2 == 1:
-                layers.append(torch.nn.MaxPool2d(2))
-            c_in = c
-        self.features = torch.nn.Sequential(*layers)
-        self.head = torch.nn.Linear(c_in, 10)
-
-    def forward(self, x):
-        return self.head(self.features(x).mean(dim=(2, 3)))
+    path = Path(__file__).resolve().parents[2] / "examples" / "sweep_cnn.py"
+    spec = importlib.util.spec_from_file_location("sweep_cnn_example", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    torch.manual_seed(0)
+    return example.SmallCNN(channels=(16, 16, 32, 32))
 
 
 def test_inductor_predictions_follow_the_generated_code_of_a_conv_net():
     """The CPU's kernels each run several fused nodes (their outputs all allocated before the call), and the
     backward is lowered for the channels-last strides the forward gave its saved convolutions."""
-    torch.manual_seed(0)
-    model, args = ConvNet(), (torch.randn(8, 3, 32, 32),)
+    model = _conv_net()
+    args = (torch.randn(8, 3, 32, 32),)
     for predicted, measured in _errors(model, args, [0.05, 0.5, 0.8], "inductor", lambda out: out.logsumexp(-1).mean()):
         assert abs(predicted - measured) <= 0.10 * measured, (predicted, measured)
 

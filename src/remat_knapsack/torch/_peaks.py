@@ -880,7 +880,7 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     first one that fits is optimal. The enumeration stops there, at the lower
     bound (optimal too), or after ``max_plans`` plans (``exact=False``: the best
     plan found). ``bisect=True`` halves the gap between the samples instead
-    of scanning it (for costly peak models: inductor's schedule per plan).
+    of scanning it (for costly peak models: inductor's generated code per plan).
     ``compose``: a plan's GraphPeak -> the peak it is held to (default: this
     graph's step alone; with several graphs, the whole step's).
     Random candidates are in no plan's recompute set

@@ -472,9 +472,9 @@ class KnapsackSolver(_HOOK):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-#: With inductor each plan costs one lowering and scheduling of two graphs (about a second
-#: each), so the peak search samples fewer budget points, bisects between them and
-#: enumerates at most this many plans beyond them.
+#: With inductor each plan costs inductor's code generation for two graphs (one to two
+#: seconds each), so the peak search samples fewer budget points, bisects between them
+#: (searching beside the lowest when none fits) and enumerates at most this many plans beyond them.
 INDUCTOR_FRONTIER_POINTS = 6
 INDUCTOR_MAX_PLANS = 2
 

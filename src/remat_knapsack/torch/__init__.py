@@ -127,8 +127,8 @@ bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
 ``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
 models compiled block by block, and under torch.distributed), ``_ranks`` (one
 decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
-``_rng``, ``_measure``, ``_ranks`` and ``_inductor_peaks`` import none of the
-others; ``_peaks`` imports only those. May import: torch, and every torch-free part of
+``_rng``, ``_measure`` and ``_ranks`` import none of the others,
+``_inductor_peaks`` only ``_measure``; ``_peaks`` imports only those. May import: torch, and every torch-free part of
 the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
 ``eager`` (:func:`plan_checkpoints`) imports ``_ranks``, ``_measure`` and

@@ -33,7 +33,7 @@ activation, a tangent) is freed after its last reader, as inductor's backward
 does; parameters and their views are never freed; its outputs (the gradients)
 outlive it.
 
-May import: torch. Imports nothing else of the package (:mod:`._peaks` calls it).
+May import: torch, :mod:`._measure` (:mod:`._peaks` calls it).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+
+from ._measure import profile_timeline
 
 __all__ = ["Timeline", "extern_workspace", "is_inductor_compile", "plan_events", "timeline"]
 
@@ -138,7 +140,6 @@ def _measure_workspace(node: Any) -> int:
     """Run ``node``'s op once on real tensors of its inputs' layouts: its peak above its outputs (0 if it fails)."""
     from torch._inductor import ir
     from torch._subclasses.fake_tensor import unset_fake_temporarily
-    from torch.profiler import ProfilerActivity, profile
     from torch.utils._pytree import tree_map
 
     device = node.get_device() or torch.device("cpu")
@@ -150,26 +151,20 @@ def _measure_workspace(node: Any) -> int:
                                 dtype=x.get_dtype(), device=device)  # fmt: skip
         return t.normal_() if t.is_floating_point() else t.zero_()
 
+    outputs: list[Any] = []  # held, so that the step ends with its outputs still allocated
     with unset_fake_temporarily(), torch.no_grad():
         try:
             args, kwargs = tree_map(real, node.unflatten_args(node.inputs, node.constant_args))
             if device.type == "cuda":
                 torch.cuda.synchronize(device)
                 torch.cuda.reset_peak_memory_stats(device)
-                out = node.op_overload(*args, **kwargs)  # noqa: F841 - the outputs stay allocated while read
+                outputs.append(node.op_overload(*args, **kwargs))
                 torch.cuda.synchronize(device)
                 return max(0, torch.cuda.max_memory_allocated(device) - torch.cuda.memory_allocated(device))
-            with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
-                out = node.op_overload(*args, **kwargs)  # noqa: F841
+            run = profile_timeline(lambda: outputs.append(node.op_overload(*args, **kwargs)), [], "cpu")
         except Exception:
             return 0
-    events = sorted((e.start_ns(), e.nbytes()) for e in prof.profiler.kineto_results.events()
-                    if e.name() == "[memory]" and str(e.device_type()).endswith("CPU"))  # fmt: skip
-    running = high = 0
-    for _, nbytes in events:
-        running += nbytes
-        high = max(high, running)
-    return max(0, high - running)
+    return max(0, run.peak_bytes - sum(nbytes for _, nbytes in run.events))
 
 
 def _storage_bytes(graph: Any, buffer: Any) -> int:

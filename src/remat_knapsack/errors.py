@@ -42,6 +42,16 @@ class UnsupportedTorchError(RuntimeError):
     """
 
 
+class StepOutOfMemoryError(MemoryError):
+    """A step that had to run for real ran out of memory: the step does not fit, the model is not broken.
+
+    Raised when planning cannot avoid running the model's own step (fake
+    tensors cannot run it) and that step is more than the memory there is.
+    Defined here, outside the torch subpackage, so that it can be caught
+    without importing torch.
+    """
+
+
 class PeakLimitError(ValueError):
     """No plan keeps one training step's peak within the limit asked for.
 
@@ -59,17 +69,24 @@ class PeakLimitError(ValueError):
         searched (or the smallest measured one, when ``measured`` is true).
     measured : bool
         Whether ``smallest`` was measured rather than modelled.
+    out_of_memory : int
+        How many of the plans compiled ran out of memory when their step ran
+        (each an answer: that plan does not fit in the memory there is).
     """
 
-    def __init__(self, limit: int, smallest: int, *, measured: bool = False) -> None:
+    def __init__(self, limit: int, smallest: int, *, measured: bool = False, out_of_memory: int = 0) -> None:
         self.limit = int(limit)
         self.smallest = int(smallest)
         self.measured = bool(measured)
+        self.out_of_memory = int(out_of_memory)
         what = "smallest measured peak of the plans compiled" if measured else "smallest peak the model reaches"
-        super().__init__(
-            f"no plan keeps the training step's peak within {_fmt(self.limit)} ({self.limit} bytes); "
-            f"the {what} is {_fmt(self.smallest)} ({self.smallest} bytes)"
-        )
+        if out_of_memory and not measured:
+            what = "smallest predicted peak of the plans compiled"
+        text = (f"no plan keeps the training step's peak within {_fmt(self.limit)} ({self.limit} bytes); "
+                f"the {what} is {_fmt(self.smallest)} ({self.smallest} bytes)")
+        if out_of_memory:
+            text += f"; {out_of_memory} compiled plan(s) ran out of memory when their step ran"
+        super().__init__(text)
 
 
 def _fmt(n: int) -> str:

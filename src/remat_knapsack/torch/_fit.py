@@ -33,8 +33,10 @@ from ..errors import PeakLimitError
 from ..sweep_report import check_budgets
 from . import _peaks, _ranks, _regions
 from . import _plugin as _rt
-from ._measure import profile_peak_bytes, saved_tensor_bytes
+from ._measure import is_out_of_memory, out_of_memory_message, profile_peak_bytes, release, saved_tensor_bytes
+from ._state import preserved
 from ._sweep import _check_model, _device, _sync, _zero_grad
+from .capture import fake_model, is_meta, measure_outside, on_fakes, target_device
 
 __all__ = ["FitReport", "fit", "predict_peaks", "MAX_COMPILES"]
 
@@ -49,6 +51,13 @@ MODEL_SLACK = 0.10
 #: A measured peak below this fraction of the limit, with something recomputed, makes
 #: :func:`fit` try a plan that keeps more (within :data:`MAX_COMPILES`).
 FILL = 0.9
+
+#: After a plan's step runs out of memory, :func:`fit` aims this fraction of that plan's target.
+OOM_AIM = 0.9
+
+#: A prediction within this fraction above the measured peak is right: :func:`fit` does not aim
+#: higher after it (a plan that keeps more would be predicted, and measure, above the limit).
+PREDICTED_RIGHT = 0.01
 
 
 @dataclass
@@ -156,12 +165,39 @@ def fit(
     limit = _rt.check_peak_limit(max_peak_bytes)
     repeats = _check_repeats(repeats)
     args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
+    if is_meta(model, args):
+        raise ValueError("fit compiles and measures the plan, and the model or an input is on the meta "
+                         "device: ask predict_peaks or plan_checkpoints there, or materialise the model")
     regions = _regions.check_regions(model, regions)
     device = _device(model, args)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
-    step, outside = _step_or_outside(model, args, loss_fn, regions, backend, device)
+    with preserved(model, args, device):
+        loss_fn, step, outside, fakes = _learn_step(model, args, loss, regions, backend, device)
+        attempts, tried, compiles = _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats,
+                                              device, regions)  # fmt: skip
+    fitting = [(r, s) for r, s in tried if r["peak_bytes"] is not None and r["peak_bytes"] <= limit]
+    if not fitting:
+        measured = [r["peak_bytes"] for r in attempts if r["peak_bytes"] is not None]
+        out_of_memory = sum(1 for r in attempts if r.get("out_of_memory"))
+        if measured:
+            raise PeakLimitError(limit, min(measured), measured=True, out_of_memory=out_of_memory)
+        raise PeakLimitError(limit, min(r["predicted_peak_bytes"] for r in attempts), out_of_memory=out_of_memory)
+    best, solver = min(fitting, key=lambda rs: rs[0]["step_seconds"])
+    return FitReport(
+        max_peak_bytes=limit,
+        peak_bytes=best["peak_bytes"],
+        step_seconds=best["step_seconds"],
+        saved_bytes=best["saved_bytes"],
+        predicted_peak_bytes=best["predicted_peak_bytes"],
+        compiles=compiles,
+        solver=_report_solver(solver),
+        backend=name,
+        attempts=attempts,
+    )
 
+
+def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats, device, regions):
+    """:func:`fit`'s compiles: (each attempt's result, (result, solver) of those measured, compiles)."""
     target = limit
     attempts: list[dict[str, Any]] = []
     tried: list[tuple[dict[str, Any], Any]] = []
@@ -176,8 +212,9 @@ def fit(
             else:  # several: the recorded step composes them, the loss between forwards and backwards
                 step.reset()
                 solver._step = step
-            result = _ranks.agree(f"compile {compiles + 1} of fit", lambda: _shared(
-                _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions)))  # noqa: B023
+            result, solver = _ranks.agree(f"compile {compiles + 1} of fit", lambda: _plan_and_measure(  # noqa: B023
+                model, args, loss_fn, solver, backend, repeats, device, regions, fakes))  # noqa: B023
+            result = _shared(result)
             compiles += 1
             attempts.append(result)
             tried.append((result, solver))
@@ -198,10 +235,21 @@ def fit(
                 attempts.pop()
                 tried.pop()
                 break
+            if result.get("out_of_memory"):
+                # The plan's step ran out of memory: it does not fit, whatever the limit says. Aim lower.
+                nxt = min(target - 1, int(math.floor(target * OOM_AIM)))
+                if smallest_model is not None and nxt < smallest_model:
+                    nxt = smallest_model
+                    if nxt >= target:
+                        break
+                target = nxt
+                continue
             if result["peak_bytes"] <= limit:
-                # Well below the limit with something recomputed: the model over-predicted this
-                # plan; aim higher (by the same ratio), to keep more within the limit.
-                if result["peak_bytes"] >= FILL * limit or not result["recomputes"]:
+                # Well below the limit with something recomputed, and the model over-predicted this
+                # plan: aim higher (by the same ratio), to keep more within the limit. A plan the
+                # model predicted right is the best it knows within the limit already.
+                over_predicted = (result["predicted_peak_bytes"] or 0) > (1 + PREDICTED_RIGHT) * result["peak_bytes"]
+                if result["peak_bytes"] >= FILL * limit or not result["recomputes"] or not over_predicted:
                     break
                 nxt = int(math.floor(target * limit / max(1, result["peak_bytes"])))
                 if nxt <= target or any(r["target_bytes"] >= nxt for r in attempts):
@@ -222,63 +270,120 @@ def fit(
             target = nxt
     finally:
         torch._dynamo.reset()
-    fitting = [(r, s) for r, s in tried if r["peak_bytes"] <= limit]
-    if not fitting:
-        raise PeakLimitError(limit, min(r["peak_bytes"] for r in attempts), measured=True)
-    best, solver = min(fitting, key=lambda rs: rs[0]["step_seconds"])
-    return FitReport(
-        max_peak_bytes=limit,
-        peak_bytes=best["peak_bytes"],
-        step_seconds=best["step_seconds"],
-        saved_bytes=best["saved_bytes"],
-        predicted_peak_bytes=best["predicted_peak_bytes"],
-        compiles=compiles,
-        solver=_report_solver(solver),
-        backend=name,
-        attempts=attempts,
-    )
+    return attempts, tried, compiles
 
 
-def _step_or_outside(model, args, loss_fn, regions, backend, device) -> tuple[Any, Any]:
-    """What the peak model adds to the graphs: a recorded step, or the loss measured alone.
+def _learn_step(model, args, loss, regions, backend, device) -> tuple[Any, Any, Any, bool]:
+    """The loss, and what the peak model adds to the graphs: (loss_fn, recorded step, outside, on fakes).
 
-    With ``regions`` or under torch.distributed, one step is recorded
-    (:func:`_regions.record_step`; under torch.distributed its segments are
-    gathered from every rank, so that every rank plans alike). Otherwise the
-    single graph's loss is measured once (:func:`_peaks.measure_outside`).
+    With ``regions`` or under torch.distributed, one step is recorded on the
+    real tensors (:func:`_regions.record_step`; under torch.distributed its
+    segments are gathered from every rank, so that every rank plans alike).
+    Otherwise the model and its loss run on fake tensors (nothing allocated):
+    the loss's own peak is learnt there (:func:`~.capture.measure_outside`),
+    and the plans are chosen there too (``fakes`` true); on the real tensors
+    when fake tensors cannot run the model.
     """
     if regions is None and _ranks.world_size() == 1:
-        return None, _peaks.measure_outside(model, args, loss_fn, device)
+        def learn(fake: Any) -> tuple[Any, Any, bool]:
+            loss_fn = _check_model(model, args, loss, fake)
+            return loss_fn, measure_outside(model, args, loss_fn, device, fake), fake is not None
+
+        loss_fn, outside, fakes = on_fakes(model, args, None, learn)
+        return loss_fn, None, outside, fakes
+    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
     step = _ranks.agree("recording one step", lambda: _regions.record_step(model, args, loss_fn, regions,
                                                                             backend, device))  # fmt: skip
-    return _regions.gather_ranks(step), None
+    return loss_fn, _regions.gather_ranks(step), None, False
 
 
 def _shared(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` with its measurements the worst over ranks, so that every rank decides alike."""
+    """``result`` with its measurements the worst over ranks, so that every rank decides alike.
+
+    A plan that ran out of memory on any rank ran out of memory on all.
+    """
     if _ranks.world_size() == 1:
         return result
+    failed = [text for text in _ranks.gather_objects(result.get("out_of_memory")) if text]
+    if failed:
+        return {**result, "peak_bytes": None, "step_seconds": None, "saved_bytes": None, "out_of_memory": failed[0]}
     for key in ("peak_bytes", "saved_bytes"):
-        if key in result:
+        if result.get(key) is not None:
             result[key] = _ranks.max_over_ranks(result[key])
-    if "step_seconds" in result:
+    if result.get("step_seconds") is not None:
         result["step_seconds"] = max(_ranks.gather_objects(float(result["step_seconds"])))
     return result
 
 
 def _report_solver(solver: Any) -> Any:
-    """A fresh solver that compiles ``solver``'s plan again (with the recorded step, for regions)."""
+    """A fresh solver that compiles ``solver``'s plan again (with the recorded step, for regions).
+
+    It carries the plans ``solver`` chose, by graph: compiling the same model
+    with it saves the same nodes without searching again.
+    """
     fresh = _rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes)
     if solver._step is not None:
         fresh._step = solver._step
     else:
         fresh._tangent_bytes, fresh._loss_peak_bytes = solver._tangent_bytes, solver._loss_peak_bytes
+    fresh.plans = dict(solver.plans)
     return fresh
 
 
-def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions=None) -> dict[str, Any]:
-    """One compile with ``solver`` and one measurement, as ``sweep`` measures a budget."""
+def _plan_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions, fakes) -> tuple[dict, Any]:
+    """One of :func:`fit`'s attempts: plan for ``solver``'s target, and run the plan only if it fits.
+
+    With ``fakes``, the plan is chosen in a compile on fake tensors (no
+    kernel built, nothing of the step's size allocated); only a plan whose
+    modelled peak fits is compiled for real (the solver replays the plan
+    chosen for each graph) and measured. Otherwise the plan is chosen inside
+    the real compile. Returns the result and the solver that compiled it.
+    """
+    if not fakes:
+        return _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions), solver
+    _plan_on_fakes(model, args, solver, backend)
+    mins = [c["min_peak_bytes"] for c in solver.choices]
+    if not solver.choices or any(not c["fits"] for c in solver.choices):
+        return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
+                "min_modelled_peak_bytes": max(mins) if mins else None}, solver  # fmt: skip
+    replay = _report_solver(solver)
+    result = _compile_and_measure(model, args, loss_fn, replay, backend, repeats, device, regions)
+    result["plans_evaluated"] = sum(r.plans_evaluated or 0 for r in solver.history)
+    result["recomputes"] = _recomputes(solver)
+    result["min_modelled_peak_bytes"] = max(mins)
+    return result, replay
+
+
+def _plan_on_fakes(model: Any, args: tuple, solver: Any, backend: Any) -> None:
+    """Compile ``model`` on fake tensors with ``solver`` (forward only, no kernel built): it plans every graph."""
     torch._dynamo.reset()
+    try:
+        with contextlib.ExitStack() as stack:
+            fake = stack.enter_context(fake_model(model, args))
+            stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
+            stack.enter_context(_rt.use_solver(solver))
+            compiled = torch.compile(model, backend=_peaks._capture_backend(backend))
+            with fake.mode:
+                compiled(*fake.args)
+    finally:
+        torch._dynamo.reset()
+
+
+def _recomputes(solver: Any) -> bool:
+    """Whether a higher target could keep more: the knapsack let something be recomputed, or a plan that
+    recomputes less was turned down for its modelled peak."""
+    return any(r.solution.recomputed for r in solver.history) or any(
+        o["recompute_cost"] < c["recompute_cost"] for c in solver.choices for o in c["others"].values())
+
+
+def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions=None) -> dict[str, Any]:
+    """One compile with ``solver`` and one measurement, as ``sweep`` measures a budget.
+
+    A step that runs out of memory is this plan's answer: the result says so
+    (``out_of_memory``, no measured peak), and the memory is given back.
+    """
+    torch._dynamo.reset()
+    out_of_memory = None
     with contextlib.ExitStack() as stack:
         caps = stack.enter_context(_peaks.capture_graphs())
         stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
@@ -291,7 +396,7 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
 
         try:
             _zero_grad(model, args)
-            step()  # compiles: the solver plans here
+            step()  # compiles: the solver plans here (or replays the plan chosen on fake tensors)
             if any(not c["fits"] for c in solver.choices):  # no plan's modelled peak fits: no measurement
                 mins = [c["min_peak_bytes"] for c in solver.choices]
                 return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
@@ -308,6 +413,10 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
                 step()
                 _sync(device)
                 times.append(time.perf_counter() - t0)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            out_of_memory = out_of_memory_message(exc)
         finally:
             _zero_grad(model, args)
     records = solver.history
@@ -318,22 +427,22 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
         predicted = _peaks.step_peak(solver._graph_peaks) if solver._graph_peaks else None
     fits = all(c["fits"] for c in solver.choices)
     mins = [c["min_peak_bytes"] for c in solver.choices]
-    return {
+    result = {
         "target_bytes": solver.max_peak_bytes,
         "predicted_peak_bytes": predicted,
-        "peak_bytes": int(peak),
-        "step_seconds": statistics.median(times),
-        "saved_bytes": int(saved),
         "plan_fits": fits,
         "min_modelled_peak_bytes": max(mins) if mins else None,
         "graphs": len(caps),
         "plans_evaluated": sum(r.plans_evaluated or 0 for r in records),
         "plans": [c["plan"] for c in solver.choices],
-        # whether a higher target could keep more: the knapsack let something be recomputed, or
-        # a plan that recomputes less was turned down for its modelled peak
-        "recomputes": any(r.solution.recomputed for r in records)
-        or any(o["recompute_cost"] < c["recompute_cost"] for c in solver.choices for o in c["others"].values()),
+        "recomputes": _recomputes(solver),
     }
+    if out_of_memory is not None:  # outside the handler: the step's tensors its traceback held are gone
+        torch._dynamo.reset()
+        release(device)
+        return {**result, "peak_bytes": None, "step_seconds": None, "saved_bytes": None,
+                "out_of_memory": out_of_memory}  # fmt: skip
+    return {**result, "peak_bytes": int(peak), "step_seconds": statistics.median(times), "saved_bytes": int(saved)}
 
 
 def predict_peaks(
@@ -344,6 +453,7 @@ def predict_peaks(
     loss: Callable[[Any], Any] | None = None,
     backend: Any = "inductor",
     regions: Sequence[str] | None = None,
+    device: str | None = None,
 ) -> list[_peaks.PeakPrediction]:
     """Predicted peak and saved bytes of one training step at each budget, from one compile.
 
@@ -373,12 +483,15 @@ def predict_peaks(
     """
     budget_list = check_budgets(budgets)
     args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
     regions = _regions.check_regions(model, regions)
-    device = _device(model, args)
-    step, outside = _step_or_outside(model, args, loss_fn, regions, backend, device)
+    where = target_device(model, args, device)
     solver = _rt.KnapsackSolver("auto")
-    if step is not None:
+    if regions is not None or _ranks.world_size() > 1:
+        if is_meta(model, args):
+            raise ValueError("regions= and torchrun learn the step from one real run of it; the model or an input "
+                             "is on the meta device: plan it without regions, or materialise it")  # fmt: skip
+        with preserved(model, args, where):
+            loss_fn, step, _, _ = _learn_step(model, args, loss, regions, backend, where)
         out = []
         for b in budget_list:
             with _rt._wrapper_held():
@@ -386,7 +499,14 @@ def predict_peaks(
             out.append(_peaks.PeakPrediction(budget=b, peak_bytes=step.peak(graphs),
                                              saved_bytes=step.saved_bytes(graphs)))  # fmt: skip
         return out
-    caps = _peaks._compile_and_capture(model, args, backend)
+
+    def capture(fake: Any) -> tuple[list[Any], Any]:
+        loss_fn = _check_model(model, args, loss, fake)
+        outside = measure_outside(model, args, loss_fn, where, fake)
+        return _peaks._compile_and_capture(model, args, backend, fake), outside
+
+    with preserved(model, args, where):
+        caps, outside = on_fakes(model, args, device, capture)
     if len(caps) == 1:
         caps[0].tangent_bytes = outside.tangent_bytes
         caps[0].loss_peak_bytes = outside.loss_peak_bytes
@@ -395,5 +515,5 @@ def predict_peaks(
         with _rt._wrapper_held():
             graphs = [c.peak(c.saved_for_budget(b, solver)) for c in caps]
         out.append(_peaks.PeakPrediction(budget=b, peak_bytes=_peaks.step_peak(graphs),
-                                  saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
+                                         saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
     return out

@@ -46,13 +46,11 @@ from typing import Any
 
 import torch
 
-from ._measure import profile_timeline
+from ._measure import CUDA_BLOCK, profile_timeline
 
 __all__ = ["Timeline", "extern_workspace", "is_inductor_compile", "plan_events", "timeline"]
 
 _lock = threading.Lock()
-#: The CUDA caching allocator's block size (``_peaks.CUDA_BLOCK``; restated: this module imports no other).
-CUDA_BLOCK = 512
 _local = threading.local()
 
 

@@ -2,7 +2,10 @@
 
 :func:`~remat_knapsack.torch.sweep`, :func:`~remat_knapsack.torch.fit` and the
 peak model's calibration of the code outside the compiled graphs measure with
-these. May import: torch. Imports nothing else of the package.
+these. A step that runs out of memory is an answer too ("this plan does not
+fit"): :func:`is_out_of_memory` tells it from a broken model, and
+:func:`release` gives the memory back after one. May import: torch. Imports
+nothing else of the package.
 """
 
 from __future__ import annotations
@@ -13,9 +16,70 @@ from typing import Any
 
 import torch
 
-__all__ = ["Timeline", "profile_peak_bytes", "profile_timeline", "saved_tensor_bytes"]
+__all__ = ["CUDA_BLOCK", "Timeline", "allocated_bytes", "is_out_of_memory", "out_of_memory_message",
+           "profile_peak_bytes", "profile_timeline", "release", "saved_tensor_bytes"]
 
 _STEP = "remat_knapsack.step"  # a profiler range around the step: its thread is the step's
+
+#: The CUDA caching allocator rounds every block up to a multiple of this many bytes, and
+#: ``torch.cuda.max_memory_allocated`` counts the rounded sizes.
+CUDA_BLOCK = 512
+
+#: What the CPU allocator's failure says (``DefaultCPUAllocator: can't allocate memory``); CUDA's
+#: is ``torch.OutOfMemoryError``. Both are matched in the message too, for errors that wrap them.
+_OOM_TEXTS = ("can't allocate memory", "CUDA out of memory", "out of memory")
+
+
+def allocated_bytes(nbytes: int, device_type: str) -> int:
+    """What the allocator of ``device_type`` counts for a tensor of ``nbytes``: rounded up to
+    :data:`CUDA_BLOCK` on CUDA, exact on the CPU."""
+    if device_type == "cuda" and nbytes > 0:
+        return -(-nbytes // CUDA_BLOCK) * CUDA_BLOCK
+    return nbytes
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc``, or an exception it was raised from, is the allocator running out of memory.
+
+    The CPU allocator raises ``RuntimeError: ... DefaultCPUAllocator: can't
+    allocate memory``, CUDA's ``torch.OutOfMemoryError``; ``MemoryError`` is
+    Python's own. A compile that fails because of one (dynamo wraps it) counts too.
+    """
+    oom_types: tuple[type, ...] = (MemoryError,)
+    if hasattr(torch, "OutOfMemoryError"):
+        oom_types += (torch.OutOfMemoryError,)
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, oom_types):
+            return True
+        if isinstance(exc, RuntimeError) and any(text in str(exc) for text in _OOM_TEXTS):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
+def out_of_memory_message(exc: BaseException) -> str:
+    """The allocator's own words from ``exc`` (its first line, shortened), for a message that says what ran out."""
+    seen: set[int] = set()
+    first = exc
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if any(text in str(exc) for text in _OOM_TEXTS) or isinstance(exc, MemoryError):
+            first = exc
+            break
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    text = str(first).strip().splitlines()[0] if str(first).strip() else type(first).__name__
+    return text[:300]
+
+
+def release(device: str) -> None:
+    """Give back what a failed step left: collect the garbage its frames held, empty CUDA's cache."""
+    import gc
+
+    gc.collect()
+    if device == "cuda" and torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def saved_tensor_bytes(step: Callable[[], Any]) -> int:

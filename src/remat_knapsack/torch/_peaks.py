@@ -41,6 +41,8 @@ import torch._functorch.config as _fconfig
 import torch._functorch.partitioners as _partitioners
 
 from . import _inductor_peaks, _rng
+from ._measure import CUDA_BLOCK, allocated_bytes  # noqa: F401  (the allocator's rounding, used here)
+from .capture import OutsideStep, measure_outside  # noqa: F401  (the loss around the graphs; re-exported)
 
 __all__ = ["Capture", "GraphPeak", "OutsideStep", "PeakPrediction", "capture_graphs", "measure_outside",
            "op_workspaces", "step_peak"]
@@ -107,17 +109,6 @@ def _tensors(val: Any) -> list[torch.Tensor]:
     return []
 
 
-#: The CUDA caching allocator rounds every block up to a multiple of this many bytes, and
-#: ``torch.cuda.max_memory_allocated`` counts the rounded sizes.
-CUDA_BLOCK = 512
-
-
-def allocated_bytes(nbytes: int, device_type: str) -> int:
-    """What the allocator of ``device_type`` counts for a tensor of ``nbytes``: rounded up to
-    :data:`CUDA_BLOCK` on CUDA, exact on the CPU."""
-    if device_type == "cuda" and nbytes > 0:
-        return -(-nbytes // CUDA_BLOCK) * CUDA_BLOCK
-    return nbytes
 
 
 def _storage(t: torch.Tensor) -> tuple[int, int] | None:
@@ -644,12 +635,46 @@ def _choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], searc
     peaks = [x[0] for x in scored] + ([searched_min] if searched_min is not None else [])
     solver._graph_peaks.append(best[4])
     solver._planned(cap.joint_graph, best[4])
-    solver.choices.append({
+    choice = {
         "plan": best[2], "predicted_peak_bytes": best[0], "fits": bool(fitting), "recompute_cost": best[1],
         "min_peak_bytes": min(peaks), "saved": len(best[3]),
         "others": {x[2]: {"predicted_peak_bytes": x[0], "recompute_cost": x[1]} for x in scored},
-    })  # fmt: skip
+    }  # fmt: skip
+    solver.choices.append(choice)
+    solver.plans[graph_key(cap.joint_graph)] = ChosenPlan(tuple(n.name for n in best[3]), best[4], choice)
     return best[3]
+
+
+@dataclass(frozen=True)
+class ChosenPlan:
+    """A peak-constrained solver's plan for one joint graph: what it saves, its modelled peak, the choice's record.
+
+    Kept by the solver under the graph's :func:`graph_key`, so that compiling
+    the same graph again (the real compile after planning on fake tensors, or
+    the user's own with ``use_solver(report.solver)``) saves the same nodes
+    without searching again.
+    """
+
+    saved_names: tuple[str, ...]
+    graph_peak: GraphPeak
+    choice: dict[str, Any]
+
+
+def _replayed_plan(solver: Any, joint_graph: Any) -> list[Any] | None:
+    """The saved nodes of the plan ``solver`` already chose for a graph with ``joint_graph``'s code (None: none)."""
+    plans = getattr(solver, "plans", None)
+    if not plans:
+        return None
+    plan = plans.get(graph_key(joint_graph))
+    if plan is None:
+        return None
+    by_name = {n.name: n for n in joint_graph.nodes}
+    if any(name not in by_name for name in plan.saved_names):
+        return None
+    solver._graph_peaks.append(plan.graph_peak)
+    solver._planned(joint_graph, plan.graph_peak)
+    solver.choices.append(dict(plan.choice, replayed=True))
+    return [by_name[name] for name in plan.saved_names]
 
 
 def _keeps_random(solver: Any) -> bool:
@@ -686,6 +711,9 @@ def _hooked_choose(joint_graph: Any, node_info: Any, memory_budget: float = 1) -
         if _keeps_random(_fconfig.activation_memory_budget_solver):
             saved = _rng.random_safe(joint_graph, node_info, saved, memory_budget)
         return saved
+    replayed = _replayed_plan(solver, joint_graph)
+    if replayed is not None:
+        return replayed
     solver._current_capture = cap
     calls = len(solver.history)
     try:
@@ -757,57 +785,6 @@ def capture_graphs() -> Iterator[list[Capture]]:
 # ---------------------------------------------------------------------- predict_peaks
 
 
-@dataclass(frozen=True)
-class OutsideStep:
-    """What the eager code around a compiled model does in one step, measured once.
-
-    Attributes
-    ----------
-    tangent_bytes : list of int
-        Bytes of the gradient the autograd engine hands each output that needs
-        one (the compiled backward's tangents): ``out.sum()`` hands an expanded
-        scalar (4 bytes), ``cross_entropy(logits, y)`` a full-size gradient.
-    loss_peak_bytes : int
-        The highest the loss's forward and its backward down to the model's
-        outputs allocate above the outputs themselves. A language model's loss
-        over its vocabulary (a float copy of the logits, ``logsumexp``, their
-        gradients) is often the peak of the whole step.
-    """
-
-    tangent_bytes: list[int]
-    loss_peak_bytes: int
-
-
-def measure_outside(model: Any, args: tuple, loss_fn: Callable[[Any], Any], device: str = "cpu") -> OutsideStep:
-    """Run ``model(*args)`` eagerly once and measure the loss around it (:class:`OutsideStep`).
-
-    The loss's forward and ``torch.autograd.grad`` of it with respect to the
-    outputs run under the allocator's profiler (CPU) or peak counter (CUDA);
-    no parameter's ``.grad`` changes.
-    """
-    from torch.utils._pytree import tree_flatten
-
-    from ._measure import profile_peak_bytes
-
-    out = model(*args)
-    leaves = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
-    grads: list[Any] = []
-
-    def loss_region() -> None:
-        value = loss_fn(out)
-        grads.extend(torch.autograd.grad(value, leaves, allow_unused=True))
-
-    peak = profile_peak_bytes(loss_region, device)
-    sizes = []
-    for t, g in zip(leaves, grads):
-        if g is None:  # AOTAutograd materialises a missing gradient as zeros
-            sizes.append(int(t.numel() * t.element_size()))
-        else:
-            s = _storage(g)
-            sizes.append(s[1] if s is not None else 0)
-    return OutsideStep(tangent_bytes=sizes, loss_peak_bytes=int(peak))
-
-
 def _capture_backend(backend: Any) -> Any:
     """The backend that captures ``backend``'s joint graphs: inductor's own, with no kernel built.
 
@@ -831,13 +808,21 @@ def _capture_backend(backend: Any) -> Any:
     return inductor_graphs
 
 
-def _compile_and_capture(model: Any, args: tuple, backend: Any) -> list[Capture]:
-    """Compile ``model`` once (forward only, see :func:`_capture_backend`) and return its joint graphs."""
+def _compile_and_capture(model: Any, args: tuple, backend: Any, fake: Any = None) -> list[Capture]:
+    """Compile ``model`` once (forward only, see :func:`_capture_backend`) and return its joint graphs.
+
+    ``fake`` (a :class:`~.capture.FakeModel`): the forward runs on its fake
+    tensors, so the capture allocates nothing of the step's size.
+    """
     torch._dynamo.reset()
     try:
         with capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False, activation_memory_budget=1.0):
             compiled = torch.compile(model, backend=_capture_backend(backend))
-            compiled(*args)
+            if fake is not None:
+                with fake.mode:
+                    compiled(*fake.args)
+            else:
+                compiled(*args)
     finally:
         torch._dynamo.reset()
     if not caps:

@@ -305,6 +305,9 @@ class KnapsackSolver(_HOOK):
         #: partitioned, the plan chosen ("knapsack", "default", "more_aggressive" or "inputs"),
         #: its modelled peak, whether it fits, its recompute cost and the others' (see ``_peaks._choose_for_peak``).
         self.choices: list[dict[str, Any]] = []
+        #: With ``max_peak_bytes``: the plan chosen for each joint graph, by its code's hash
+        #: (``_peaks.ChosenPlan``); a graph compiled again gets the same plan without a search.
+        self.plans: dict[str, Any] = {}
         self._current_capture: Any = None
         #: What the engine hands each tangent and the eager loss's own peak (``_peaks.OutsideStep``);
         #: set by ``fit``. None and 0: the tangents' sizes, no loss modelled.

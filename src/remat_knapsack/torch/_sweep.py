@@ -16,6 +16,7 @@ minutes each) plus ``repeats + 2`` steps.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import statistics
 import sys
@@ -27,13 +28,23 @@ import torch
 import torch._functorch.config as _fconfig
 
 from ..api import SOLVERS
+from ..errors import StepOutOfMemoryError
 from ..sweep_report import BudgetPoint, SweepReport, check_budgets
 from . import _plugin as _rt
 from . import _regions
-from ._measure import profile_peak_bytes, saved_tensor_bytes  # noqa: F401  (sweep's measurements)
+from ._measure import (
+    is_out_of_memory,
+    out_of_memory_message,
+    profile_peak_bytes,
+    release,
+    saved_tensor_bytes,  # noqa: F401  (sweep's measurements)
+)
 from ._ranks import max_over_ranks
+from ._state import preserved
+from .capture import is_meta, on_fakes
 
-__all__ = ["sweep", "PYTORCH_SOLVERS", "profile_peak_bytes", "saved_tensor_bytes"]
+__all__ = ["sweep", "PYTORCH_SOLVERS", "StepOutOfMemoryError", "profile_peak_bytes", "saved_tensor_bytes"]
+
 
 #: PyTorch's built-in knapsack solvers by function name -> its config string.
 PYTORCH_SOLVERS = {
@@ -112,7 +123,10 @@ def sweep(
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
     make_solver, solver_name = _solver_factory(solver)
     args = args if isinstance(args, tuple) else (args,)
-    loss_fn = _check_model(model, args, loss)
+    if is_meta(model, args):
+        raise ValueError("sweep measures real steps, and the model or an input is on the meta device: "
+                         "materialise it (to_empty, then load its weights), or ask predict_peaks")  # fmt: skip
+    loss_fn = on_fakes(model, args, None, lambda fake: _check_model(model, args, loss, fake))
     regions = _regions.check_regions(model, regions)
     device = _device(model, args)
 
@@ -124,7 +138,8 @@ def sweep(
         _, saved_idx, _ = result
         calls.append((math.fsum(float(memory[i]) for i in saved_idx), seconds))
 
-    with _rt._wrapper_held(), _observer(observe), _fconfig.patch(enable_autograd_cache=False):
+    with _rt._wrapper_held(), _observer(observe), _fconfig.patch(enable_autograd_cache=False), \
+            preserved(model, args, device):
         try:
             for b in bar:
                 calls.clear()
@@ -168,16 +183,29 @@ def _default_loss(out: Any) -> Any:
     raise ValueError(f"the model's output ({type(out).__name__}) has no .loss and no .sum(); pass loss=")
 
 
-def _check_model(model: Any, args: tuple, loss: Any) -> Callable[[Any], Any]:
-    """Run the model once eagerly: ValueError naming what does not work, before any compile."""
+def _check_model(model: Any, args: tuple, loss: Any, fake: Any = None) -> Callable[[Any], Any]:
+    """Run the model and the loss once eagerly: ValueError naming what does not work, before any compile.
+
+    ``fake`` (a :class:`~.capture.FakeModel`): on its fake tensors, which
+    allocate nothing; otherwise on the real ones, where running out of memory
+    raises :class:`StepOutOfMemoryError` (the unplanned forward does not fit:
+    the model is not broken).
+    """
     if not callable(model):
         raise ValueError(f"model must be an nn.Module or a callable, got {type(model).__name__}")
     checked = checked_loss(loss)
-    try:
-        out = model(*args)
-    except Exception as exc:
-        raise ValueError(f"the model does not run on args: model(*args) raised {type(exc).__name__}: {exc}") from exc
-    checked(out)
+    context = fake.mode if fake is not None else contextlib.nullcontext()
+    with context:
+        try:
+            out = model(*(fake.args if fake is not None else args))
+        except Exception as exc:
+            if fake is None and is_out_of_memory(exc):
+                raise StepOutOfMemoryError(
+                    "the unplanned forward (model(*args) with every activation kept for backward) does not fit in "
+                    f"memory: {out_of_memory_message(exc)}") from None  # fmt: skip
+            raise ValueError(f"the model does not run on args: model(*args) raised {type(exc).__name__}: "
+                             f"{exc}") from exc
+        checked(out)
     return loss if loss is not None else _default_loss
 
 
@@ -252,9 +280,17 @@ def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, devic
                 times.append(time.perf_counter() - t0)
             clear()
         except Exception as exc:  # a compile failure or a failing step: this budget's error
-            clear()
-            msg = f"{type(exc).__name__}: {exc}".strip()
-            return BudgetPoint(budget, error=msg[:2000])
+            if is_out_of_memory(exc):
+                msg = f"the step at budget {budget:g} does not fit in memory: {out_of_memory_message(exc)}"
+            else:
+                msg = f"{type(exc).__name__}: {exc}".strip()
+            failed = True
+        else:
+            failed = False
+    if failed:  # outside the handler: the traceback, and the step's tensors it held, are gone
+        clear()
+        release(device)
+        return BudgetPoint(budget, error=msg[:2000])
     return BudgetPoint(
         budget=budget,
         peak_bytes=int(peak),

@@ -374,7 +374,7 @@ def test_a_loss_that_is_not_a_scalar():
 
 def test_a_model_that_does_not_run():
     model, _, loss = make_stack()
-    with pytest.raises(ValueError, match="one training step of the model on args raised RuntimeError"):
+    with pytest.raises(ValueError, match=r"the model does not run on args: .* raised RuntimeError"):
         plan_checkpoints(model, (torch.randn(8, 3),), 1 << 30, loss=loss)
     with pytest.raises(ValueError, match="loss must be a callable"):
         plan_checkpoints(model, (torch.randn(8, 64),), 1 << 30, loss="mse")

@@ -6,8 +6,11 @@ prints the report and writes it as JSON (``--out``, default ``fit.json``).
 With ``--eager`` it runs :func:`remat_knapsack.torch.plan_checkpoints`
 instead (selective activation checkpointing, no compile; ``--units`` names
 the submodules), then measures one step under the plan, and prints the plan
-with its predicted and measured peak.
-Exit 0 when a plan fits, 3 when none does (``PeakLimitError``), 2 on bad
+with its predicted and measured peak. ``--eager --meta`` calls FUNCTION under
+``with torch.device("meta"):`` and plans the model without allocating it
+(``--device`` names where it will train); nothing is measured.
+Exit 0 when a plan fits, 3 when none does (``PeakLimitError``, or a step
+planning had to run ran out of memory: ``StepOutOfMemoryError``), 2 on bad
 input, 1 without torch. Only the parser is built at import.
 """
 
@@ -48,6 +51,11 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="plan selective activation checkpointing for eager training (no torch.compile)")  # fmt: skip
     s.add_argument("--units", nargs="+", metavar="NAME",
                    help="with --eager: submodules that may be checkpointed (default: the largest ModuleList's blocks)")
+    s.add_argument("--meta", action="store_true",
+                   help="with --eager: build the model on the meta device and plan it without allocating it "
+                        "(no step is measured)")  # fmt: skip
+    s.add_argument("--device", choices=("cpu", "cuda"),
+                   help="with --eager: where the step will run (default: the model's device, cpu on meta)")
     s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
     s.set_defaults(func=cmd_fit)
     return s
@@ -55,6 +63,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     """Run fit; exit 0, 1 (torch missing), 2 (bad target or input) or 3 (no plan fits)."""
+    from ..errors import StepOutOfMemoryError
+
     try:
         from ..torch import PeakLimitError, fit
     except ImportError as e:
@@ -63,11 +73,14 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _cmd_eager(args)
     if args.units:
         raise CliError("--units needs --eager (compiled plans take --regions)")
+    if args.meta or args.device:
+        raise CliError("--meta and --device need --eager: a compiled plan is measured on the real model "
+                       "(predict_peaks predicts a meta model's budgets)")  # fmt: skip
     model, inputs, loss = _load_target(args.target)
     try:
         report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats,
                      regions=args.regions)  # fmt: skip
-    except PeakLimitError as e:
+    except (PeakLimitError, StepOutOfMemoryError) as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
     except ValueError as e:
         raise CliError(str(e)) from None
@@ -78,8 +91,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
     for i, a in enumerate(report.attempts, 1):
         pred = a["predicted_peak_bytes"]
         pred_text = "n/a" if pred is None else f"{pred / 2**20:.1f} MiB"
-        print(f"  compile {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, "
-              f"measured {a['peak_bytes'] / 2**20:.1f} MiB, step {a['step_seconds'] * 1e3:.1f} ms")  # fmt: skip
+        if a.get("out_of_memory"):
+            measured = f"ran out of memory ({a['out_of_memory']})"
+        else:
+            measured = f"measured {a['peak_bytes'] / 2**20:.1f} MiB, step {a['step_seconds'] * 1e3:.1f} ms"
+        print(f"  compile {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, {measured}")
     print(f"use it: with remat_knapsack.torch.use_solver({report.solver!r}): ...")
     print(f"wrote {out}")
     return EXIT_OK
@@ -89,16 +105,16 @@ def _cmd_eager(args: argparse.Namespace) -> int:
     """plan_checkpoints, then one measured step under the plan; the plan printed and written as JSON."""
     import json
 
-    from ..errors import SolverMemoryError
+    from ..errors import SolverMemoryError, StepOutOfMemoryError
     from ..torch import PeakLimitError, plan_checkpoints
 
     if args.regions:
         raise CliError("--regions is for compiled plans; with --eager name the submodules with --units")
-    model, inputs, loss = _load_target(args.target)
+    model, inputs, loss = _load_target(args.target, meta=args.meta)
     try:
-        plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units)
-        measured = plan.measure(inputs, loss=loss)
-    except PeakLimitError as e:
+        plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units, device=args.device)
+        measured = None if args.meta else plan.measure(inputs, loss=loss)
+    except (PeakLimitError, StepOutOfMemoryError) as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
     except (ValueError, SolverMemoryError) as e:
         raise CliError(str(e)) from None
@@ -107,7 +123,10 @@ def _cmd_eager(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(plan.summary())
-    print(f"measured peak {measured / 2**20:.1f} MiB ({measured / args.max_peak:.2f} of the limit)")
+    if measured is None:
+        print("not measured: the model was built on the meta device (nothing of its size was allocated)")
+    else:
+        print(f"measured peak {measured / 2**20:.1f} MiB ({measured / args.max_peak:.2f} of the limit)")
     print("use it: plan = remat_knapsack.torch.plan_checkpoints(model, args, limit); plan.apply()")
     print(f"wrote {out}")
     return EXIT_OK

@@ -67,8 +67,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return s
 
 
-def _load_target(target: str) -> tuple[Any, Any, Any]:
-    """``MODULE:FUNCTION`` called: (model, args, loss or None)."""
+def _load_target(target: str, meta: bool = False) -> tuple[Any, Any, Any]:
+    """``MODULE:FUNCTION`` called: (model, args, loss or None); with ``meta``, called under
+    ``with torch.device("meta"):``, so that what it builds allocates nothing."""
     module_name, sep, func_name = target.rpartition(":")
     if not sep or not module_name or not func_name:
         raise CliError(f"target {target!r} must be MODULE:FUNCTION")
@@ -89,7 +90,13 @@ def _load_target(target: str) -> tuple[Any, Any, Any]:
     func = getattr(module, func_name, None)
     if not callable(func):
         raise CliError(f"{module_name!r} has no function {func_name!r}")
-    made = func()
+    if meta:
+        import torch
+
+        with torch.device("meta"):
+            made = func()
+    else:
+        made = func()
     if not isinstance(made, tuple) or len(made) not in (2, 3):
         raise CliError(f"{target}() must return (model, args) or (model, args, loss), got {type(made).__name__}")
     return made[0], made[1], made[2] if len(made) == 3 else None

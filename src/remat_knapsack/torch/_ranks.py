@@ -13,9 +13,12 @@ collectives that no longer match, which hangs training. So:
 * every phase runs under :func:`agree`: a rank that raises tells the others,
   which raise too, instead of waiting in the next collective.
 
-A rank that fails inside a collective of the model itself (an FSDP
-all-gather) leaves the others waiting there until the process group's
-timeout, as any training step would.
+A rank that fails says so before any collective: it prints its rank, the
+phase and its error to stderr, and posts them in the process group's store
+(which needs no collective). A rank that fails inside a collective of the
+model itself (an FSDP all-gather whose peer left it) reads the store and
+raises :class:`RankFailedError` naming the rank that failed first and why,
+rather than only the collective's own error.
 
 May import: torch. Imports nothing else of the package.
 """
@@ -27,7 +30,8 @@ from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["RankFailedError", "agree", "gather_objects", "max_over_ranks", "world_size"]
+__all__ = ["RankFailedError", "agree", "announce", "gather_objects", "max_over_ranks", "posted_failure", "rank",
+           "world_size"]
 
 T = TypeVar("T")
 
@@ -58,6 +62,64 @@ def max_over_ranks(value: int) -> int:
     return max(gather_objects(int(value)))
 
 
+#: The store key prefix under which a failing rank posts its error (read by the others).
+_FAILED = "remat_knapsack/failed/"
+#: How long a rank whose collective failed waits for the failing rank's post, in seconds.
+POST_WAIT_S = 5.0
+
+
+def rank() -> int:
+    """This process's rank (0 without torch.distributed)."""
+    return torch.distributed.get_rank() if world_size() > 1 else 0
+
+
+def _store() -> Any:
+    try:
+        from torch.distributed.distributed_c10d import _get_default_store
+
+        return _get_default_store()
+    except Exception:  # no store (a fake process group): posting is skipped
+        return None
+
+
+def announce(phase: str, error: BaseException) -> str:
+    """Say, before any collective, that this rank failed in ``phase``: on stderr, and in the store."""
+    import sys
+
+    text = f"{type(error).__name__}: {error}".strip()
+    print(f"[remat-knapsack] rank {rank()} failed while {phase}: {text}", file=sys.stderr, flush=True)
+    store = _store()
+    if store is not None:
+        try:
+            store.set(f"{_FAILED}{rank()}", f"{phase}: {text}"[:4000])
+        except Exception:  # pragma: no cover - a store that refuses: the message above still stands
+            pass
+    return text
+
+
+def posted_failure(wait_s: float = POST_WAIT_S) -> tuple[int, str] | None:
+    """The first other rank that posted a failure (its rank and text), waiting up to ``wait_s``; None: none."""
+    import time
+
+    store = _store()
+    if store is None:
+        return None
+    deadline = time.monotonic() + wait_s
+    while True:
+        for other in range(world_size()):
+            if other == rank():
+                continue
+            key = f"{_FAILED}{other}"
+            try:
+                if store.check([key]):
+                    return other, store.get(key).decode(errors="replace")
+            except Exception:
+                return None
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.1)
+
+
 def agree(phase: str, fn: Callable[[], T]) -> T:
     """Run ``fn()`` on every rank; if it raised on any rank, raise on every rank.
 
@@ -75,7 +137,15 @@ def agree(phase: str, fn: Callable[[], T]) -> T:
         if error is not None:
             raise error
         return result
-    reports = gather_objects(None if error is None else f"{type(error).__name__}: {error}")
+    if error is not None:
+        announce(phase, error)
+    try:
+        reports = gather_objects(None if error is None else f"{type(error).__name__}: {error}")
+    except Exception as exc:  # the gather failed: a peer left (its own failure, or a collective it broke)
+        other = posted_failure()
+        if other is not None:
+            raise RankFailedError(f"{phase} failed on rank {other[0]}: {other[1]}") from (error or exc)
+        raise (error or exc) from None
     failed = [(rank, text) for rank, text in enumerate(reports) if text is not None]
     if error is not None:
         raise error

@@ -40,7 +40,10 @@ def target_device(model: Any, args: Any, device: str | None = None) -> str:
     """Where the step is planned to run: ``device`` when given, else CUDA when a parameter or input is
     there, else the CPU (a model on the meta device included)."""
     if device is not None:
-        kind = torch.device(device).type
+        try:
+            kind = torch.device(device).type
+        except (RuntimeError, TypeError):
+            kind = None
         if kind not in ("cpu", "cuda"):
             raise ValueError(f"device must be 'cpu' or 'cuda' (where the step will run), got {device!r}")
         return kind
@@ -109,13 +112,19 @@ def fake_model(model: Any, args: tuple, device: str | None = None) -> Iterator[F
         memo.clear()
 
 
+
 def on_fakes(model: Any, args: tuple, device: str | None, fn: Callable[[FakeModel | None], T]) -> T:
     """``fn(fm)`` with the model on fake tensors (:func:`fake_model`); ``fn(None)``, on the real ones, when
     fake tensors cannot run it (:func:`fake_unsupported`), with a warning naming why.
 
     A model on the meta device has no real tensors to fall back on: then the
-    cause is raised as a ``ValueError``.
+    cause is raised as a ``ValueError``. Under torch.distributed (more than
+    one rank) the model's own collectives (DDP's, FSDP's) need real tensors:
+    ``fn(None)``.
     """
+    dist = torch.distributed
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        return fn(None)
     try:
         with fake_model(model, args, device) as fm:
             return fn(fm)

@@ -1,14 +1,23 @@
 """Selective activation checkpointing without torch.compile, chosen by the knapsack for a byte limit.
 
-Holds ``_record`` (one eager step recorded op by op under a dispatch mode),
-``_timeline`` (per-unit knapsack items, and the peak of any checkpointing
-choice replayed from the recording) and ``_plan`` (:func:`plan_checkpoints`,
-:class:`CheckpointPlan`: the per-unit frontiers, the split across units, and
-applying the policies with ``torch.utils.checkpoint``). ``_record`` imports
-nothing of the package; ``_timeline`` imports ``_record``; ``_plan`` imports
-both, :mod:`remat_knapsack.tradeoff`, ``.._ranks`` and ``.._sweep``'s
+Holds ``_record`` (one eager step recorded op by op under a dispatch mode, on
+fake tensors by default, on the real ones when fake tensors cannot run the
+model), ``_roofline`` (each op's modelled seconds: a roofline on its FLOPs and
+the bytes it moves, with nominal per-device rates), ``_workspace`` (what an op
+allocates within itself, measured once per distinct op on real tensors of its
+shapes), ``_timeline`` (per-unit knapsack items, and the peak of any
+checkpointing choice replayed from the recording) and ``_plan``
+(:func:`plan_checkpoints`, :class:`CheckpointPlan`: the per-unit frontiers,
+the split across units, and applying the policies with
+``torch.utils.checkpoint``).
+
+Imports: ``_roofline`` nothing of the package; ``_workspace`` only
+``.._measure``; ``_record`` ``.._state`` (what a step must leave as found),
+``..capture`` (fake tensors), ``_roofline`` and ``_workspace``; ``_timeline``
+``_record``; ``_plan`` all of these, :mod:`remat_knapsack.tradeoff`,
+:mod:`remat_knapsack.errors`, ``.._ranks``, ``.._measure`` and ``.._sweep``'s
 argument checks. Nothing here imports the compiled path's capture or peak
-model.
+model (``.._peaks``, ``.._fit``).
 """
 
 from ._plan import CheckpointPlan, UnitPlan, default_units, plan_checkpoints

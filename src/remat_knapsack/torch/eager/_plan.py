@@ -1,10 +1,13 @@
 """plan_checkpoints and CheckpointPlan: selective activation checkpointing chosen for a byte limit.
 
-The plan, from one recorded step (:func:`~._record.record_step`):
+The plan, from one recorded step (:func:`~._record.record_step`, on fake
+tensors unless they cannot run the model; the ops' seconds modelled, so the
+same model gives the same plan whether it is materialised or on the meta
+device):
 
 1. **Per unit, every budget at once.** The ops of each unit's forward are a
-   0/1 knapsack (weight: the bytes an op creates; value: the seconds its
-   replay would cost). :func:`remat_knapsack.tradeoff.frontier` gives the
+   0/1 knapsack (weight: the bytes an op creates; value: the modelled
+   seconds its replay would cost). :func:`remat_knapsack.tradeoff.frontier` gives the
    exact best set of saved ops for every budget in one pass; its
    breakpoints, with "not checkpointed" (no replay, every byte kept), are
    the unit's menu.
@@ -22,7 +25,8 @@ O((log H + R U log S) (S_t + T)) for the search (H hull entries in all, U
 units, R descent rounds, S_t storages and T ops of the step).
 
 May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.errors`,
-``.._ranks``, ``.._sweep`` (argument checks) and this subpackage's modules.
+``.._ranks``, ``.._measure``, ``.._state``, ``..capture``, ``.._sweep`` (argument
+checks) and this subpackage's modules.
 """
 
 from __future__ import annotations
@@ -31,18 +35,20 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
-from ...errors import PeakLimitError
+from ...errors import PeakLimitError, StepOutOfMemoryError
 from ...tradeoff import frontier
 from .. import _ranks
-from .._measure import profile_peak_bytes
+from .._measure import is_out_of_memory, out_of_memory_message, profile_peak_bytes, release
+from .._state import clear_grads, preserved
 from .._sweep import _default_loss, checked_loss
-from ._record import Recording, clear_grads, device_of, preserved, record_step
+from ..capture import is_meta, target_device
+from ._record import Recording, record_step
 from ._timeline import Timeline, UnitItems
 
 __all__ = ["CheckpointPlan", "UnitPlan", "build_plan", "default_units", "plan_checkpoints"]
@@ -55,7 +61,7 @@ class UnitPlan:
     ``saved_ops`` and ``recomputed_ops`` name ops as ``"aten.mm.default#2"``
     (the third ``mm`` of the unit's forward). ``saved_bytes``: what the
     unit's forward keeps for its backward under the plan (its outputs
-    excepted). ``recompute_seconds``: the measured time of the ops its
+    excepted). ``recompute_seconds``: the modelled time of the ops its
     backward replays (0 when it is not checkpointed).
     """
 
@@ -155,12 +161,15 @@ class CheckpointPlan:
         Applies the plan for the step (and removes it after, unless it was
         applied already), runs one step to warm up and one under the
         profiler (CUDA: ``torch.cuda.max_memory_allocated``); gradients,
-        buffers and random generators are put back as they were.
+        buffers and random generators are put back as they were. Raises
+        ``ValueError`` when the model or ``args`` are on the meta device
+        (materialise the model with ``to_empty`` and load its weights first).
         """
         args = args if isinstance(args, tuple) else (args,)
         loss_fn = loss if loss is not None else _default_loss
         model = self.model
-        device = device_of(model, args)
+        _check_real(model, args)
+        device = target_device(model, args)
 
         def step() -> None:
             clear_grads(model, args)
@@ -225,6 +234,14 @@ class CheckpointPlan:
 
 
 _MISSING = object()
+
+
+def _check_real(model: Any, args: tuple) -> None:
+    """ValueError when the model or an input is on the meta device: a step cannot run for real."""
+    if is_meta(model, ()):
+        raise ValueError("the model is on the meta device; materialise it (to_empty) before measuring")
+    if is_meta(None, args):
+        raise ValueError("args holds a tensor on the meta device; pass real inputs to measure a step")
 
 
 class CheckpointedForward:
@@ -312,6 +329,17 @@ def _resolve_units(model: Any, units: Any) -> list[tuple[str, torch.nn.Module]]:
             if a == b or b.startswith(a + ".") or a.startswith(b + "."):
                 raise ValueError(f"units {a!r} and {b!r} overlap; name modules that do not contain each other")
     return resolved
+
+
+def _check_device(model: Any, args: tuple, device: Any) -> str:
+    """Where the step will run, "cpu" or "cuda" (:func:`~..capture.target_device`); ValueError naming
+    a ``device`` that is not one of them."""
+    if device is not None and not isinstance(device, (str, torch.device)):
+        raise ValueError(f"device must be 'cpu' or 'cuda' (where the step will run), got {device!r}")
+    try:
+        return target_device(model, args, device)
+    except RuntimeError as exc:  # torch.device's own refusal of the string
+        raise ValueError(f"device must be 'cpu' or 'cuda' (where the step will run), got {device!r}") from exc
 
 
 def _check_limit(max_peak_bytes: Any) -> int:
@@ -534,13 +562,23 @@ def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndar
 
 def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
                      loss: Callable[[Any], Any] | None = None,
-                     units: Sequence[str] | None = None) -> CheckpointPlan:  # fmt: skip
+                     units: Sequence[str] | None = None, device: str | None = None) -> CheckpointPlan:  # fmt: skip
     """The selective-checkpointing plan with the least replay time whose step peaks within ``max_peak_bytes``.
 
-    Runs one eager training step (``loss(model(*args)).backward()``) under a
-    recording dispatch mode; the model's parameters, gradients, buffers and
-    random generators are left as they were. Nothing is applied: call
-    :meth:`CheckpointPlan.apply` (before ``fully_shard``).
+    Records one eager training step (``loss(model(*args)).backward()``) on
+    fake tensors, under a recording dispatch mode: the step is not run for
+    real, so a step that does not fit in memory is planned too, and so is a
+    model built under ``with torch.device("meta"):`` (with meta inputs),
+    which gets the plan of the same model materialised. Each op's time is a
+    roofline model of the device (:mod:`._roofline`); what an op allocates
+    within itself is measured once per distinct op on real tensors of its
+    shapes (:mod:`._workspace`). When fake tensors cannot run the model (an
+    op whose output depends on values, such as ``x[x > 0]``), the step is
+    recorded on the real tensors instead, with a warning naming the cause.
+    The model's parameters, gradients, buffers and random generators are
+    left as they were. Nothing is applied: call :meth:`CheckpointPlan.apply`
+    (before ``fully_shard``; after ``to_empty`` and loading the weights for a
+    meta model: the plan names modules, which ``to_empty`` keeps).
 
     Parameters
     ----------
@@ -557,20 +595,32 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
         Names of the submodules that may be checkpointed, each run once per
         step; default: the blocks of the model's largest ``nn.ModuleList``
         (the children of an ``nn.Sequential``).
+    device : {"cpu", "cuda"}, optional
+        Where the step will run: the device whose nominal rates time the ops
+        and where workspaces are measured. Default: where the model's
+        parameters or the inputs are; the CPU for a model on the meta
+        device. For "cuda" where no GPU is available, the step is recorded
+        on fake CPU tensors, workspaces count 0, and an op CUDA would choose
+        differently (its attention kernels) is planned as the CPU's.
 
     Under ``torchrun`` every rank records its step and then adopts rank
     0's plan, so all ranks apply the same one; the predicted peak is the
     largest over ranks. A rank that fails makes every rank raise.
 
-    Complexity: one recorded step (about the time of one to two plain steps
-    on CPU), then the knapsack frontiers and the walk (module docstring).
+    Complexity: one step on fake tensors, each distinct op run once on real
+    tensors for its workspace, then the knapsack frontiers and the walk
+    (module docstring).
 
     Raises
     ------
     ValueError
         Naming a bad argument: ``max_peak_bytes`` not a positive number, a
-        unit that is not a submodule or that contains another, a model that
-        does not run or a loss that is not a scalar.
+        unit that is not a submodule or that contains another, a ``device``
+        other than "cpu" or "cuda", a model that does not run on ``args`` or
+        a loss that is not a scalar; a meta model that fake tensors cannot run.
+    StepOutOfMemoryError
+        When fake tensors cannot run the model and the real step, recorded
+        instead, runs out of memory (the unplanned step does not fit).
     PeakLimitError
         When no plan fits, with the smallest peak any plan reaches.
 
@@ -595,7 +645,8 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
     args = args if isinstance(args, tuple) else (args,)
     resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
     loss_fn = checked_loss(loss)
-    recording = _ranks.agree("recording one step", lambda: _record(model, args, loss_fn, resolved))
+    target = _ranks.agree("checking the device", lambda: _check_device(model, args, device))
+    recording = _ranks.agree("recording one step", lambda: _record(model, args, loss_fn, resolved, target))
     solve_start = time.perf_counter()
     timeline = Timeline(recording)
     search = _Search(timeline, [_Menu(items) for items in timeline.units], limit)
@@ -613,7 +664,8 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
 
 def _rank_zero_choice(recording: Recording, timeline: Timeline,
                       choice: list[np.ndarray | None]) -> list[np.ndarray | None]:  # fmt: skip
-    """Rank 0's choice, on every rank (ranks time their ops differently, so their own plans may differ).
+    """Rank 0's choice, on every rank (each rank measures its own workspaces and may be given other
+    shapes, so their own plans may differ).
 
     Raises :class:`~.._ranks.RankFailedError` on every rank when the ranks' units ran different ops.
     """
@@ -641,11 +693,28 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
                           timeline)  # fmt: skip
 
 
-def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list) -> Recording:
-    """The recorded step; a model that does not run raises ValueError saying so."""
+def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list, device: str) -> Recording:
+    """The step recorded on fake tensors, or on the real ones when fake tensors cannot run it (with a
+    warning; :func:`~._record.record_step`).
+
+    A model that does not run raises ValueError saying so; a real step that
+    runs out of memory raises :class:`StepOutOfMemoryError`.
+    """
     try:
-        return record_step(model, args, loss_fn, units)
-    except ValueError:
-        raise
+        return record_step(model, args, loss_fn, units, device=device)
     except Exception as exc:
-        raise ValueError(f"one training step of the model on args raised {type(exc).__name__}: {exc}") from exc
+        if not is_out_of_memory(exc):
+            _raise_does_not_run(exc)
+        message = out_of_memory_message(exc)
+    release(device)  # out of the except block: the failed step's frames are garbage now
+    raise StepOutOfMemoryError("the unplanned step does not fit in memory (fake tensors cannot run the model, so "
+                               f"one real step, with every activation kept for backward, was recorded): {message}")
+
+
+def _raise_does_not_run(exc: Exception) -> NoReturn:
+    """Raise ``exc`` itself when it is a ValueError (a unit check, or the model's own), else a ValueError
+    saying that the model does not run on args."""
+    if isinstance(exc, ValueError):
+        raise exc
+    raise ValueError(f"the model does not run on args: one training step (loss(model(*args)).backward()) "
+                     f"raised {type(exc).__name__}: {exc}") from exc

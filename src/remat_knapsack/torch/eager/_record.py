@@ -1,46 +1,58 @@
 """One eager training step, recorded op by op: what each unit's forward runs, what it allocates, and for how long.
 
 :func:`record_step` runs ``loss(model(*args)).backward()`` once under a
-``TorchDispatchMode`` and returns a :class:`Recording`:
+``TorchDispatchMode`` and returns a :class:`Recording`. By default the step
+runs on fake tensors (:func:`..capture.fake_model`): every op computes its
+outputs' shapes and allocates nothing, so a step that does not fit in memory,
+and a model built on the meta device, are recorded as well. When fake tensors
+cannot run the model (an op whose output depends on values), or with
+``fake=False``, it runs on the model's own tensors. Either way the recording
+holds:
 
-* every aten op, in order, with the unit whose forward ran it, its measured
-  seconds, the storages it created and read, whether it is random and which
-  storages it wrote in place;
+* every aten op, in order, with the unit whose forward ran it, its modelled
+  seconds (:mod:`._roofline`), the storages it created and read, whether it
+  is random and which storages it wrote in place;
 * every storage created during the step, with its size and the op indices
   of its creation and its release (seen through a weak reference to the
-  storage, so a free is seen when it happens);
+  storage, fake or real, so a free is seen when it happens);
 * each op's workspace: what it allocates and frees within itself (a
-  convolution's backward buffers), from the allocator's events of
-  ``torch.profiler`` inside a profiler range around the op.
+  convolution's backward buffers), measured once per distinct op signature
+  on real tensors of its arguments' shapes (:mod:`._workspace`).
+
+An op is random when it is tagged ``nondeterministic_seeded``, unless its
+schema's ``dropout_p`` (or a dropout op's ``p``) is 0 or its ``train`` is
+False: that is what draws from a generator, and a fake op draws nothing, so
+the rule is the schema's, not the generator's state.
 
 The counts of each op within a unit's forward are those of
 ``torch.utils.checkpoint``'s selective-checkpoint cache (the same ops
 ignored, the same per-op counter), so a plan can name an op by
 ``(op, occurrence)`` and the cache finds it. What the step leaves behind is
 put back: gradients, buffers and the random number generators are as the
-caller had them.
+caller had them (:mod:`.._state`).
 
-May import: torch, and ``.._measure`` (the profiler's allocator events).
+May import: torch, ``.._state``, ``..capture`` (fake tensors), ``._roofline``
+and ``._workspace``.
 """
 
 from __future__ import annotations
 
-import bisect
 import contextlib
-import time
 import weakref
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.checkpoint import SAC_IGNORED_OPS
 
-from .._measure import profile_timeline
+from .._state import preserved
+from ..capture import FakeModel, on_fakes, target_device
+from ._roofline import DeviceRates, op_seconds, rates_for
+from ._workspace import OpCall, measure_workspaces, op_call
 
-__all__ = ["Op", "Recording", "Storage", "clear_grads", "device_of", "preserved", "record_step"]
+__all__ = ["Op", "Recording", "Storage", "fake_device", "record_step"]
 
 #: Ops that update batch norm's running statistics although their schema does not mark them mutable.
 _HIDDEN_WRITES = {
@@ -49,7 +61,13 @@ _HIDDEN_WRITES = {
     torch.ops.aten.miopen_batch_norm.default,
 }
 
-RANGE = "remat_knapsack.op "  # profiler range around op i: RANGE + str(i)
+#: Metadata queries (sizes, strides, the device): they compute nothing, and fake tensors dispatch some of
+#: them (``prim.device``) where real ones do not, so they are not recorded.
+_UNRECORDED = frozenset(op for op in SAC_IGNORED_OPS if op is not torch.ops.aten.detach.default)
+
+#: Ops whose ``p`` is a drop probability: with ``p == 0`` they draw nothing.
+_DROPOUT_OPS = frozenset({"native_dropout", "dropout", "dropout_", "feature_dropout", "feature_dropout_",
+                          "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_"})
 
 OUTSIDE = -1  # unit index of an op outside every unit's forward (the loss, the backward, eager glue)
 
@@ -63,15 +81,15 @@ class Op:
     unit: int  # index of the unit whose forward ran it, or OUTSIDE
     occurrence: int  # how many ops of the same overload ran before it in this unit's forward (-1 outside)
     backward: bool  # ran inside .backward()
-    seconds: float
+    seconds: float  # seconds the op is modelled to take (._roofline)
     created: tuple[int, ...]  # storages first seen as this op's outputs
     reads: tuple[int, ...]  # tracked storages (Storage.index) of its tensor arguments
     writes: tuple[int, ...]  # storages it mutates in place
-    random: bool  # drew from a random number generator (dropout, rand_like, bernoulli; attention with dropout)
+    random: bool  # draws from a random number generator (dropout, rand_like, bernoulli; attention with dropout)
     own_generator: bool  # random, from a generator passed to it (not restored by checkpoint's replay)
     writes_outside: tuple[int, ...]  # storage keys it writes in place that its unit's forward did not create
     read_keys: tuple[int, ...]  # raw storage keys (untyped_storage()._cdata) of every tensor argument, parameters too
-    workspace: int = 0  # bytes above its new outputs that it allocated at its worst and freed before returning
+    workspace: int = 0  # bytes above its new outputs that it allocates at its worst and frees before returning
 
 
 @dataclass
@@ -97,6 +115,8 @@ class Recording:
     unit_inputs: list[tuple[int, ...]]
     #: Per unit: the storage keys of every tensor its forward was given (parameters' excepted)
     unit_input_keys: list[frozenset[int]]
+    device: str = "cpu"  # where the step is planned to run: the ops' seconds and workspaces are that device's
+    fake: bool = True  # recorded on fake tensors (False: on the model's own tensors)
     unit_ops: list[list[int]] = field(default_factory=list)  # per unit, its forward ops' indices
 
     def __post_init__(self) -> None:
@@ -107,25 +127,34 @@ class Recording:
 
 
 class _Recorder(TorchDispatchMode):
-    """Records each op and each new storage; the unit hooks set :attr:`unit`."""
+    """Records each op and each new storage; the unit hooks set :attr:`unit`.
 
-    def __init__(self, units: int, time_ops: bool, synchronize: Any, ranges: bool, generator_state: Any) -> None:
+    Works the same on real and on fake tensors: it sits above a
+    ``FakeTensorMode`` (``with fm.mode, recorder:``), so it sees each op
+    first and runs it through the fake mode. ``fake_mode``: that mode; a
+    real tensor an op meets there (one the loss closes over, a module's
+    unregistered attribute) is handed to the op as the mode's fake of it, so
+    that its storage is an old one, as the real tensor's is in a real step.
+    """
+
+    def __init__(self, units: int, rates: DeviceRates, fake_mode: Any = None) -> None:
         super().__init__()
+        self._fake_mode = fake_mode
+        self.fake = fake_mode is not None
         self.outputs: list[list[int]] = [[] for _ in range(units)]  # per unit, the storages its forward returned
         self.inputs: list[tuple[int, ...]] = [() for _ in range(units)]
         self.input_keys: list[frozenset[int]] = [frozenset() for _ in range(units)]
-        self._ranges = ranges
-        self._generator_state = generator_state
         self.ops: list[Op] = []
         self.storages: list[Storage] = []
+        self.signatures: list[Any] = []  # per op, its workspace signature (None: a view, never measured)
+        self.calls: dict[Any, OpCall] = {}  # per distinct signature, one call to measure
+        self._rates = rates
         self._alive: dict[int, int] = {}  # storage's C pointer -> Storage.index, while it lives
         self._refs: dict[int, weakref.ref] = {}
         self.unit = OUTSIDE
         self.backward = False
         self._counts: dict[Any, int] = {}
         self._unit_start = 0
-        self._time_ops = time_ops
-        self._synchronize = synchronize
 
     def enter_unit(self, unit: int) -> None:
         self.unit, self._counts, self._unit_start = unit, {}, len(self.ops)
@@ -167,6 +196,10 @@ class _Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001
         kwargs = kwargs or {}
+        if func in _UNRECORDED:
+            return func(*args, **kwargs)
+        if self._fake_mode is not None:
+            args, kwargs = tree_map(self._as_fake, (args, kwargs))
         index = len(self.ops)
         reads = self._storage_ids((args, kwargs))
         read_keys = tuple({t.untyped_storage()._cdata for t in tree_leaves((args, kwargs))
@@ -176,31 +209,37 @@ class _Recorder(TorchDispatchMode):
         writes_outside = tuple(t.untyped_storage()._cdata for t in written
                                if self._alive.get(t.untyped_storage()._cdata, -1) < 0
                                or self.storages[self._alive[t.untyped_storage()._cdata]].birth < self._unit_start)
-        seeded = torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
-        own_generator = seeded and any(isinstance(a, torch.Generator) for a in tree_leaves((args, kwargs)))
-        state = self._generator_state() if seeded else None
-        start = time.perf_counter()
-        if self._time_ops:
-            self._synchronize()
-        if self._ranges:
-            with torch.profiler.record_function(f"{RANGE}{index}"):
-                out = func(*args, **kwargs)
-        else:
-            out = func(*args, **kwargs)
-        if self._time_ops:
-            self._synchronize()
-        seconds = time.perf_counter() - start
+        random = is_random(func, args, kwargs)
+        own_generator = random and any(isinstance(a, torch.Generator) for a in tree_leaves((args, kwargs)))
+        self._note_call(func, args, kwargs)
+        out = func(*args, **kwargs)
+        seconds = op_seconds(func, args, kwargs, out, self._rates)
         unit = OUTSIDE if self.backward else self.unit
         occurrence = -1
         if unit != OUTSIDE and func not in SAC_IGNORED_OPS:
             occurrence = self._counts.get(func, 0)
             self._counts[func] = occurrence + 1
-        # a seeded op is random if it moved the generator (attention with dropout_p=0 does not)
-        random = own_generator or (seeded and not _same_state(state, self._generator_state()))
         created = self._created(out, index, set(read_keys))
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
                            tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys))  # fmt: skip
         return out
+
+    def _as_fake(self, value: Any) -> Any:
+        """The fake mode's fake of a real tensor (the same one each time), anything else as it is."""
+        from torch._subclasses.fake_tensor import FakeTensor
+
+        if isinstance(value, torch.Tensor) and not isinstance(value, FakeTensor):
+            return self._fake_mode.from_tensor(value)
+        return value
+
+    def _note_call(self, func: Any, args: tuple, kwargs: dict) -> None:
+        """Keep the op's workspace signature, and one call per signature for :func:`measure_workspaces`."""
+        if getattr(func, "is_view", False):
+            self.signatures.append(None)
+            return
+        signature, call = op_call(func, args, kwargs)
+        self.signatures.append(signature)
+        self.calls.setdefault(signature, call)
 
     @staticmethod
     def _written(func: Any, args: tuple, kwargs: dict) -> list[torch.Tensor]:
@@ -218,82 +257,118 @@ class _Recorder(TorchDispatchMode):
             written += [t for t in tree_leaves(value) if isinstance(t, torch.Tensor) and not t.is_meta]
         return written
 
-    def finish(self) -> None:
+    def finish(self, workspaces: dict[Any, int]) -> None:
+        """Close the storages still alive at the step's end, and give each op its signature's workspace."""
         for storage in self.storages:
             if storage.death < 0:
                 storage.death = len(self.ops)
+        for op, signature in zip(self.ops, self.signatures):
+            op.workspace = workspaces.get(signature, 0) if signature is not None else 0
 
 
-def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]],
-                time_ops: bool = True, workspaces: bool = True) -> Recording:  # fmt: skip
+def is_random(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether ``func`` draws from a random number generator: tagged ``nondeterministic_seeded``, and
+    neither a ``dropout_p`` (a dropout op's ``p``) of 0 nor ``train=False`` among its arguments."""
+    if torch.Tag.nondeterministic_seeded not in getattr(func, "tags", ()):
+        return False
+    values = _arguments(func, args, kwargs)
+    if values.get("train", True) is False:
+        return False
+    name = func._schema.name.split("::")[-1]
+    p = values.get("dropout_p", values.get("p") if name in _DROPOUT_OPS else None)
+    return not (isinstance(p, (int, float)) and not isinstance(p, bool) and p == 0)
+
+
+def _arguments(func: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """``func``'s arguments by their schema's names, defaults filled in."""
+    values = {}
+    for position, argument in enumerate(func._schema.arguments):
+        if position < len(args) and not argument.kwarg_only:
+            values[argument.name] = args[position]
+        elif argument.name in kwargs:
+            values[argument.name] = kwargs[argument.name]
+        elif argument.has_default_value():
+            values[argument.name] = argument.default_value
+    return values
+
+
+def fake_device(target: str) -> str:
+    """Where the fake tensors of a step planned for ``target`` live: ``target``, except CUDA where no GPU is
+    available (a PyTorch without CUDA cannot run fake CUDA ops), which is recorded on fake CPU tensors."""
+    return "cuda" if target == "cuda" and torch.cuda.is_available() else "cpu"
+
+
+def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]], *,
+                device: str | None = None, fake: bool = True, workspaces: bool = True) -> Recording:  # fmt: skip
     """Run one step of ``loss_fn(model(*args)).backward()`` under the recorder; leave the model as found.
 
     ``units`` are ``(name, module)`` pairs; each must run its forward exactly
-    once in the step (``ValueError`` naming the unit otherwise). With
-    ``workspaces``, the step runs under ``torch.profiler`` to measure each
-    op's workspace.
+    once in the step (``ValueError`` naming the unit otherwise). ``device``:
+    where the step is planned to run, "cpu" or "cuda" (default: where the
+    model's parameters or the inputs are, the CPU for a meta model); it sets
+    the ops' modelled seconds and where workspaces are measured.
+    ``workspaces``: measure each distinct op's workspace (else every op's is 0).
+
+    ``fake``: run the step on fake tensors (nothing of the step is
+    allocated; a step planned for CUDA where no GPU is available runs on
+    fake CPU tensors), or, when fake tensors cannot run the model
+    (:func:`..capture.on_fakes`: a warning naming the cause; a ``ValueError``
+    for a meta model), on the model's own tensors, as with ``fake=False``.
+    :attr:`Recording.fake` says which. Other exceptions of the step
+    propagate as they are.
     """
-    device = device_of(model, args)
-    synchronize = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    recorder = _Recorder(len(units), time_ops, synchronize, workspaces, _generator_state(device))
-    calls = [0] * len(units)
-    handles = []
+    target = target_device(model, args, device)
     names = [name for name, _ in units]
-    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
-    parameter_keys = {p.untyped_storage()._cdata for p in parameters}
-    for index, (_, module) in enumerate(units):
-        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
-                                                        with_kwargs=True))  # fmt: skip
-        handles.append(module.register_forward_hook(_leave(recorder)))
-    try:
-        first_backward = 0
+    calls = [0] * len(units)
+    rates = rates_for(target)
 
-        def step() -> None:
-            nonlocal first_backward
-            with recorder:
-                loss = loss_fn(model(*args))
-                recorder.unit = OUTSIDE
-                recorder.backward = True
-                first_backward = len(recorder.ops)
-                loss.backward()
-                del loss
-            synchronize()
+    def record(fm: FakeModel | None) -> tuple[_Recorder, int]:
+        calls[:] = [0] * len(units)
+        if fm is None:
+            recorder = _Recorder(len(units), rates)
+            return recorder, _run(recorder, model, args, loss_fn, units, calls, contextlib.nullcontext())
+        recorder = _Recorder(len(units), rates, fm.mode)
+        return recorder, _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode)
 
-        with preserved(model, args, device):
-            timeline = profile_timeline(step, [RANGE], device) if workspaces else None
-            if timeline is None:
-                step()
-    finally:
-        for handle in handles:
-            handle.remove()
-    recorder.finish()
-    if timeline is not None:
-        _set_workspaces(recorder, timeline)
+    with preserved(model, args, target_device(model, args)):
+        recorder, first_backward = on_fakes(model, args, fake_device(target), record) if fake else record(None)
+        measured = measure_workspaces(recorder.calls, target) if workspaces else {}
+    recorder.finish(measured)
     for index, count in enumerate(calls):
         if count != 1:
-            raise ValueError(f"unit {units[index][0]!r} ran its forward {count} times in one step; "
+            raise ValueError(f"unit {names[index]!r} ran its forward {count} times in one step; "
                              "a unit must run exactly once (name a module called once per step)")  # fmt: skip
     for sids in recorder.outputs:
         for sid in sids:
             recorder.storages[sid].unit_output = True
     return Recording(recorder.ops, recorder.storages, tuple(names), first_backward, recorder.inputs,
-                     recorder.input_keys)  # fmt: skip
+                     recorder.input_keys, device=target, fake=recorder.fake)  # fmt: skip
 
 
-def _set_workspaces(recorder: _Recorder, timeline: Any) -> None:
-    """Each op's allocator peak inside its profiler range, above its start, less the new storages it returned."""
-    times = [t for t, _ in timeline.events]
-    running = [0]
-    for _, nbytes in timeline.events:
-        running.append(running[-1] + nbytes)
-    for name, start, end in timeline.intervals:
-        op = recorder.ops[int(name[len(RANGE):])]
-        first, last = bisect.bisect_left(times, start), bisect.bisect_right(times, end)
-        if last <= first:
-            continue
-        inner = max(running[first + 1: last + 1]) - running[first]
-        created = sum(recorder.storages[sid].nbytes for sid in op.created)
-        op.workspace = max(0, inner - created)
+def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]],
+         calls: list[int], mode: Any) -> int:  # fmt: skip
+    """The step under ``mode`` (the fake mode, or none) and the recorder, with the unit hooks on; the index
+    of its first backward op."""
+    names = [name for name, _ in units]
+    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    parameter_keys = {p.untyped_storage()._cdata for p in parameters}
+    handles = []
+    for index, (_, module) in enumerate(units):
+        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
+                                                        with_kwargs=True))  # fmt: skip
+        handles.append(module.register_forward_hook(_leave(recorder)))
+    try:
+        with mode, recorder:
+            loss = loss_fn(model(*args))
+            recorder.unit = OUTSIDE
+            recorder.backward = True
+            first_backward = len(recorder.ops)
+            loss.backward()
+            del loss
+    finally:
+        for handle in handles:
+            handle.remove()
+    return first_backward
 
 
 def _enter(recorder: _Recorder, index: int, calls: list[int], names: list[str], parameter_keys: set[int]) -> Any:
@@ -317,65 +392,3 @@ def _leave(recorder: _Recorder) -> Any:
         recorder.unit = OUTSIDE
 
     return hook
-
-
-def _generator_state(device: str) -> Any:
-    """A function returning the default generators' states (what a random op advances): the CPU's, and CUDA's."""
-    if device == "cuda":
-        cuda = torch.cuda.default_generators[torch.cuda.current_device()]
-        return lambda: (torch.default_generator.get_state(), cuda.get_offset())
-    return lambda: (torch.default_generator.get_state(),)
-
-
-def _same_state(a: tuple, b: tuple) -> bool:
-    return all(torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(a, b))
-
-
-def device_of(model: Any, args: tuple) -> str:
-    tensors = [a for a in tree_leaves(args) if isinstance(a, torch.Tensor)]
-    if isinstance(model, torch.nn.Module):
-        tensors += list(model.parameters())[:1]
-    return "cuda" if any(t.is_cuda for t in tensors) else "cpu"
-
-
-@contextlib.contextmanager
-def preserved(model: Any, args: tuple, device: str) -> Iterator[None]:
-    """Inside the block: no gradient on the model's parameters or on the inputs that collect one; after it,
-    those gradients, the model's buffers and the random generators are as they were before it."""
-    leaves = _grad_leaves(model, args)
-    grads = [t.grad for t in leaves]
-    buffers = snapshot_buffers(model)
-    try:
-        for t in leaves:
-            t.grad = None
-        with torch.random.fork_rng(devices=[torch.cuda.current_device()] if device == "cuda" else []):
-            yield
-    finally:
-        for t, g in zip(leaves, grads):
-            t.grad = g
-        restore_buffers(model, buffers)
-
-
-def clear_grads(model: Any, args: tuple) -> None:
-    """No gradient on the model's parameters or on the inputs that collect one (a step as a training loop runs it)."""
-    for t in _grad_leaves(model, args):
-        t.grad = None
-
-
-def _grad_leaves(model: Any, args: tuple) -> list[torch.Tensor]:
-    """The tensors a step's backward gives a ``.grad``: the parameters, and leaf inputs that require grad."""
-    parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
-    return parameters + [t for t in tree_leaves(args) if isinstance(t, torch.Tensor) and t.requires_grad
-                         and t.is_leaf]  # fmt: skip
-
-
-def snapshot_buffers(model: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    if not isinstance(model, torch.nn.Module):
-        return []
-    return [(b, b.detach().clone()) for b in model.buffers()]
-
-
-def restore_buffers(model: Any, buffers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-    with torch.no_grad():
-        for buffer, saved in buffers:
-            buffer.copy_(saved)

@@ -17,7 +17,7 @@ what ``torch.utils.checkpoint`` (non-reentrant, a selective policy) does:
   until the replay.
 
 Each op's knapsack item: weight, the bytes of the storages it creates (the
-unit's outputs excepted); value, its measured seconds, the time a replay
+unit's outputs excepted); value, its modelled seconds, the time a replay
 spends on it. An op that writes in place to what the unit did not create
 (batch norm's running statistics and step counter, an input) is always
 saved, so a replay never applies its update twice; a unit where that is
@@ -29,7 +29,7 @@ is later written in place (the cache refuses mutated entries) are never
 saved.
 
 Each op's workspace (what it allocates and frees within itself, measured
-by the recording) adds to the step at that op, and to a replay that runs it.
+for the recording) adds to the step at that op, and to a replay that runs it.
 A choice's peak is one pass over the step, O(S + T) (S storages, T ops),
 plus, per checkpointed unit, its ops times its temporaries for the replay
 (computed once per unit and choice, :meth:`Timeline.change`).
@@ -53,7 +53,7 @@ class UnitItems:
     """One unit's candidates and what checkpointing it changes."""
 
     ops: np.ndarray  # op indices of the unit's forward, in order
-    seconds: np.ndarray  # per op: measured seconds (the replay's cost when it is not saved)
+    seconds: np.ndarray  # per op: modelled seconds (the replay's cost when it is not saved)
     weights: np.ndarray  # per op: bytes it creates, the unit's outputs excepted
     eligible: np.ndarray  # per op: may be saved
     forced: np.ndarray  # per op: must be saved (writes outside the unit)

@@ -8,7 +8,9 @@ rank writes ``OUT_DIR/rank<R>.json``: predict_peaks' predictions, sweep's
 measured peaks, and fit's plan, compile count and measured peak (under
 ``ddp``, ``remat-knapsack fit`` too, through the CLI's ``main``); with
 ``fail``, rank 1's loss raises during the model check and every rank writes
-the error it got instead.
+the error it got instead; with ``oom-forward``, rank 1 runs out of memory
+inside the sharded forward (rank 0 then waits in FSDP's all-gather of the
+next layer) and every rank writes the error it got.
 
 WRAPPER ``eager`` plans selective checkpointing with ``plan_checkpoints`` on
 the unsharded decoder (each rank on its own inputs), applies it, then
@@ -106,6 +108,17 @@ def main() -> None:
     from remat_knapsack.torch import fit, predict_peaks, sweep
 
     record: dict = {"rank": rank}
+    if "oom-forward" in extra:  # rank 1 runs out of memory inside the sharded forward, rank 0 is past it
+        out_of_memory_in_forward(model, rank)
+        try:
+            predict_peaks(model, args, [0.5], loss=loss, backend="aot_eager")
+            record["error"] = None
+        except Exception as exc:
+            record["error"] = f"{type(exc).__name__}: {exc}"
+        (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)  # the process group is broken: no barrier
     if fail:
         def failing(out):
             if rank == 1:
@@ -139,6 +152,18 @@ def main() -> None:
                              "solver": report["solver"]}  # fmt: skip
     (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
     leave()
+
+
+def out_of_memory_in_forward(model: torch.nn.Module, rank: int) -> None:
+    """On rank 1, the second layer's forward raises the CPU allocator's out-of-memory error (on real tensors)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    def hook(module, args):
+        if rank == 1 and not isinstance(args[0], FakeTensor):
+            raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] . DefaultCPUAllocator: can't allocate memory: "
+                               "you tried to allocate 1073741824 bytes")  # fmt: skip
+
+    model.layers[1].register_forward_pre_hook(hook)
 
 
 def leave() -> None:

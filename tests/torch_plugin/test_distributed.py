@@ -78,3 +78,12 @@ def test_eager_plans_are_one_plan_and_train_as_unplanned_under_fully_shard(tmp_p
     assert r0["same_step"] and r1["same_step"]
     assert r1["error"].startswith("ValueError") and "rank 1 was made to fail" in r1["error"]
     assert r0["error"].startswith("RankFailedError") and "rank 1" in r0["error"]
+
+
+def test_a_rank_out_of_memory_inside_the_sharded_forward_makes_every_rank_raise_with_its_cause(tmp_path):
+    """Rank 1 runs out of memory inside FSDP2's forward while rank 0 already waits in the next layer's
+    all-gather: no abort, no hang; rank 1 raises its own error and rank 0 one naming rank 1 and why."""
+    r0, r1 = _run(tmp_path, "fsdp", "oom-forward")
+    assert r1["error"].startswith("StepOutOfMemoryError") and "does not fit in memory" in r1["error"]
+    assert r0["error"].startswith("RankFailedError") and "rank 1" in r0["error"]
+    assert "can't allocate memory" in r0["error"]

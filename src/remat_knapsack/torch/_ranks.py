@@ -15,10 +15,15 @@ collectives that no longer match, which hangs training. So:
 
 A rank that fails says so before any collective: it prints its rank, the
 phase and its error to stderr, and posts them in the process group's store
-(which needs no collective). A rank that fails inside a collective of the
-model itself (an FSDP all-gather whose peer left it) reads the store and
-raises :class:`RankFailedError` naming the rank that failed first and why,
-rather than only the collective's own error.
+(which needs no collective). When every rank reaches the same :func:`agree`,
+one small gather shares the outcome and the process group stays usable. When
+a rank fails inside the model while the others already wait in one of the
+model's collectives (FSDP's all-gather of the next layer), they never reach
+it: the failing rank then leaves the process group
+(``destroy_process_group``) and raises its own error, so that their
+collective fails, and each of them raises :class:`RankFailedError` naming the
+failing rank and its cause, read from the store. Without this, gloo meets
+two collectives that do not match and aborts both processes.
 
 May import: torch. Imports nothing else of the package.
 """
@@ -66,6 +71,13 @@ def max_over_ranks(value: int) -> int:
 _FAILED = "remat_knapsack/failed/"
 #: How long a rank whose collective failed waits for the failing rank's post, in seconds.
 POST_WAIT_S = 5.0
+#: The store key prefix under which each rank says it reached a call of :func:`agree`.
+_ARRIVED = "remat_knapsack/arrived/"
+#: How long a failing rank waits for every rank to reach the same :func:`agree`, in seconds. A rank
+#: that does not is taken to wait in a collective of the model (an FSDP all-gather) that the failure
+#: left unmatched: the failing rank then leaves the process group, so that collective fails there.
+ARRIVAL_WAIT_S = 60.0
+_calls = 0  # calls of agree in this process: every rank makes the same calls in the same order
 
 
 def rank() -> int:
@@ -82,34 +94,40 @@ def _store() -> Any:
         return None
 
 
-def announce(phase: str, error: BaseException) -> str:
-    """Say, before any collective, that this rank failed in ``phase``: on stderr, and in the store."""
+def announce(phase: str, error: BaseException, call: int | None = None) -> str:
+    """Say, before any collective, that this rank failed in ``phase``: on stderr, and in the store
+    under call ``call`` of :func:`agree` (the current one by default)."""
     import sys
 
+    call = _calls if call is None else call
     text = f"{type(error).__name__}: {error}".strip()
-    print(f"[remat-knapsack] rank {rank()} failed while {phase}: {text}", file=sys.stderr, flush=True)
+    first = posted_failure(call, wait_s=0.0)
+    after = f" (after rank {first[0]} failed)" if first is not None else ""
+    print(f"[remat-knapsack] rank {rank()} failed while {phase}{after}: {text}", file=sys.stderr, flush=True)
     store = _store()
     if store is not None:
         try:
-            store.set(f"{_FAILED}{rank()}", f"{phase}: {text}"[:4000])
+            store.set(f"{_FAILED}{call}/{rank()}", f"{phase}: {text}"[:4000])
         except Exception:  # pragma: no cover - a store that refuses: the message above still stands
             pass
     return text
 
 
-def posted_failure(wait_s: float = POST_WAIT_S) -> tuple[int, str] | None:
-    """The first other rank that posted a failure (its rank and text), waiting up to ``wait_s``; None: none."""
+def posted_failure(call: int | None = None, wait_s: float = POST_WAIT_S) -> tuple[int, str] | None:
+    """The first other rank that posted a failure in call ``call`` of :func:`agree` (the current one by
+    default): its rank and text, waiting up to ``wait_s`` seconds; None: none."""
     import time
 
     store = _store()
     if store is None:
         return None
+    call = _calls if call is None else call
     deadline = time.monotonic() + wait_s
     while True:
         for other in range(world_size()):
             if other == rank():
                 continue
-            key = f"{_FAILED}{other}"
+            key = f"{_FAILED}{call}/{other}"
             try:
                 if store.check([key]):
                     return other, store.get(key).decode(errors="replace")
@@ -120,12 +138,43 @@ def posted_failure(wait_s: float = POST_WAIT_S) -> tuple[int, str] | None:
         time.sleep(0.1)
 
 
+def _arrive(store: Any) -> int:
+    """Say in the store that this rank reached the next call of :func:`agree`; that call's number."""
+    global _calls
+    _calls += 1
+    if store is not None:
+        try:
+            store.set(f"{_ARRIVED}{_calls}/{rank()}", "1")
+        except Exception:  # pragma: no cover - a store that refuses: the gather decides
+            pass
+    return _calls
+
+
+def _all_arrived(store: Any, call: int, wait_s: float = ARRIVAL_WAIT_S) -> bool:
+    """Whether every rank reached call ``call`` of :func:`agree` within ``wait_s`` seconds."""
+    import time
+
+    keys = [f"{_ARRIVED}{call}/{other}" for other in range(world_size())]
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            if store.check(keys):
+                return True
+        except Exception:
+            return True  # the store cannot tell: let the gather decide, as without one
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def agree(phase: str, fn: Callable[[], T]) -> T:
     """Run ``fn()`` on every rank; if it raised on any rank, raise on every rank.
 
     This rank's own exception is raised as it is; a rank whose ``fn``
     succeeded raises :class:`RankFailedError` naming the first rank that
-    failed and its error. One small collective per call.
+    failed and its error. One small collective per call, and a key in the
+    store; a rank that fails waits up to :data:`ARRIVAL_WAIT_S` for the others
+    to arrive before it leaves the process group.
     """
     error: BaseException | None = None
     result: Any = None
@@ -137,19 +186,27 @@ def agree(phase: str, fn: Callable[[], T]) -> T:
         if error is not None:
             raise error
         return result
+    store = _store()
+    call = _arrive(store)
     if error is not None:
-        announce(phase, error)
+        announce(phase, error, call)
+        if store is not None and not _all_arrived(store, call):
+            # another rank waits in a collective of the model that this failure left unmatched: a
+            # gather here would not match it (gloo aborts both processes); leave the group instead,
+            # which fails that collective there, and that rank reads this one's post
+            torch.distributed.destroy_process_group()
+            raise error
     try:
         reports = gather_objects(None if error is None else f"{type(error).__name__}: {error}")
     except Exception as exc:  # the gather failed: a peer left (its own failure, or a collective it broke)
-        other = posted_failure()
+        other = posted_failure(call)
         if other is not None:
             raise RankFailedError(f"{phase} failed on rank {other[0]}: {other[1]}") from (error or exc)
         raise (error or exc) from None
-    failed = [(rank, text) for rank, text in enumerate(reports) if text is not None]
+    failed = [(who, text) for who, text in enumerate(reports) if text is not None]
     if error is not None:
         raise error
     if failed:
-        rank, text = failed[0]
-        raise RankFailedError(f"{phase} failed on rank {rank}: {text}")
+        who, text = failed[0]
+        raise RankFailedError(f"{phase} failed on rank {who}: {text}")
     return result

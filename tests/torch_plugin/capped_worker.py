@@ -6,7 +6,8 @@ loads the compile machinery on a small copy of it, then caps the process's
 address space at what it uses then plus ``MARGIN_MIB``. Under the cap it
 first checks that the unplanned step runs out of memory (so the cap bites),
 then runs each planning PATH ("predict", "fit", "eager", "cli-fit",
-"cli-eager") and trains one step under the plan it returned. It writes, per
+"cli-eager") and trains one step under the plan it returned; "sweep" measures
+a budget whose step fits and one (budget 1, no recomputation) whose does not. It writes, per
 path, what happened to OUT.json; a path that raised records the error.
 """
 
@@ -86,7 +87,7 @@ def _train(model, args, solver=None) -> float:
 
 def main(out_path: str, margin_mib: str, *paths: str) -> None:
     from remat_knapsack.cli import main as cli
-    from remat_knapsack.torch import fit, plan_checkpoints, predict_peaks
+    from remat_knapsack.torch import fit, plan_checkpoints, predict_peaks, sweep
 
     model, args = make()
     # Load the compile machinery (dynamo, AOTAutograd, the profiler) on a small copy, outside the cap.
@@ -111,6 +112,9 @@ def main(out_path: str, margin_mib: str, *paths: str) -> None:
             elif path == "fit":
                 r = fit(model, args, limit, backend=BACKEND, repeats=1)
                 report[path] = {"peak": r.peak_bytes, "loss": _train(model, args, r.solver)}
+            elif path == "sweep":
+                points = sweep(model, args, budgets=[0.05, 1.0], backend=BACKEND, repeats=1, progress=False)
+                report[path] = [p.error if p.error else p.peak_bytes for p in points.points]
             elif path == "eager":
                 plan = plan_checkpoints(model, args, limit)
                 with plan:

@@ -162,3 +162,41 @@ def test_a_data_dependent_model_is_planned_on_the_real_tensors_with_a_warning():
     with pytest.warns(RuntimeWarning, match="fake tensors cannot run the model"):
         got = predict_peaks(model, (x,), [0.5], backend=AOT)
     assert got[0].peak_bytes > 0
+
+
+META_TARGET = '''
+import torch
+
+
+def make():
+    torch.manual_seed(0)
+    blocks = [torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.GELU(), torch.nn.Linear(256, 64))
+              for _ in range(3)]
+    return torch.nn.Sequential(*blocks), (torch.randn(512, 64),), lambda out: out.square().mean()
+'''
+
+
+def test_cli_plans_a_meta_model_without_measuring(tmp_path, capsys):
+    """``remat-knapsack fit --eager --meta`` builds the model on the meta device and plans it: the plan of
+    the materialised model, nothing measured; ``--meta`` without ``--eager`` says what it needs."""
+    import json
+
+    from remat_knapsack.cli import main
+    from remat_knapsack.torch import plan_checkpoints
+
+    target = tmp_path / "meta_target.py"
+    target.write_text(META_TARGET)
+    namespace: dict = {}
+    exec(META_TARGET, namespace)
+    model, args, loss = namespace["make"]()
+    first = plan_checkpoints(model, args, 1 << 40, loss=loss)
+    limit = (first.full_checkpoint_peak_bytes + first.unplanned_peak_bytes) // 2
+    expected = plan_checkpoints(model, args, limit, loss=loss)
+    out = tmp_path / "plan.json"
+    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--eager", "--meta", "--out", str(out)]) == 0
+    assert "not measured" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["measured_peak_bytes"] is None
+    assert result["predicted_peak_bytes"] == expected.predicted_peak_bytes
+    assert [u["saved_ops"] for u in result["units"]] == [list(u.saved_ops) for u in expected.units]
+    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--meta"]) == 2

@@ -5,7 +5,8 @@ capped between what the planned step needs and what the unplanned one needs:
 the unplanned step must run out of memory there (the cap bites), and every
 planning path (``predict_peaks``, ``fit``, ``plan_checkpoints``,
 ``remat-knapsack fit`` compiled and ``--eager``) must succeed and train the
-planned step. The other tests make a measured step run out of memory on
+planned step, and ``sweep`` must measure the budget that fits and record the
+one that does not. The other tests make a measured step run out of memory on
 purpose and check what ``fit`` and ``sweep`` do then.
 """
 
@@ -40,7 +41,7 @@ def test_every_planning_path_works_where_the_unplanned_step_does_not_fit(tmp_pat
     out = tmp_path / "capped.json"
     # one malloc arena per thread reserves 64 MiB of address space: keep their number small
     env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
-    paths = ["predict", "fit", "eager", "cli-fit", "cli-eager"]
+    paths = ["predict", "fit", "eager", "cli-fit", "cli-eager", "sweep"]
     proc = subprocess.run([sys.executable, str(WORKER), str(out), str(MARGIN_MIB), *paths], capture_output=True,
                           text=True, timeout=900, env=env, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -48,6 +49,9 @@ def test_every_planning_path_works_where_the_unplanned_step_does_not_fit(tmp_pat
     assert report["unplanned"] == "out of memory", report  # the cap bites
     failed = {p: report[p] for p in paths if isinstance(report[p], dict) and "error" in report[p]}
     assert not failed, failed
+    fits, does_not = report["sweep"]  # sweep goes on past a budget that does not fit, and says why
+    assert isinstance(fits, int) and fits > 0
+    assert does_not.startswith("the step at budget 1 does not fit in memory"), does_not
     limit = 160 << 20
     assert report["fit"]["peak"] <= limit
     assert report["eager"]["predicted"] <= limit

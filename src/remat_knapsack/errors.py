@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["PeakLimitError", "SolverMemoryError", "UnsupportedTorchError"]
+__all__ = ["PeakLimitError", "SolverMemoryError", "StepOutOfMemoryError", "UnsupportedTorchError"]
 
 
 class SolverMemoryError(MemoryError):

@@ -23,6 +23,17 @@ Training eagerly, without ``torch.compile``:
 Every plan trains as eager training does: no random op is drawn afresh in
 the backward, and batch norm's statistics are updated once.
 
+When the step does not fit
+--------------------------
+No planning call runs the unplanned step: :func:`predict_peaks`, :func:`fit`
+and :func:`plan_checkpoints` trace it on fake tensors (nothing of its size is
+allocated), and :func:`fit` runs for real only a plan whose modelled peak
+fits. A step that runs out of memory is an answer ("this plan does not fit"):
+:func:`fit` aims lower, :func:`sweep` records that budget's error and goes on.
+A model built under ``with torch.device("meta"):`` is sized and planned by
+:func:`predict_peaks` and :func:`plan_checkpoints` (``device=`` names where it
+will train) before it has memory.
+
 This is the only subpackage that imports torch; ``import remat_knapsack`` never does.
 It needs a PyTorch with the ``CustomKnapsackSolver`` hook (:data:`MIN_TORCH`) and
 the private names listed in ``_symbols.REQUIRED``; importing it on a torch that
@@ -127,12 +138,17 @@ bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
 ``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
 models compiled block by block, and under torch.distributed), ``_ranks`` (one
 decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
-``_rng``, ``_measure`` and ``_ranks`` import none of the others,
-``_inductor_peaks`` only ``_measure``; ``_peaks`` imports only those. May import: torch, and every torch-free part of
-the package (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
+``_state`` (what planning puts back: gradients, buffers, random generators) and
+``capture`` (the step on fake tensors: :func:`~.capture.fake_model`, the
+eager loss around the graphs). ``_rng``, ``_measure``, ``_state`` and
+``_ranks`` import none of the others, ``capture`` only ``_measure``,
+``_inductor_peaks`` only ``_measure``; ``_peaks`` imports only those. May
+import: torch, and every torch-free part of the package
+(:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
-``eager`` (:func:`plan_checkpoints`) imports ``_ranks``, ``_measure`` and
-``_sweep``'s argument checks, never the compiled path's capture or peak model.
+``eager`` (:func:`plan_checkpoints`) imports ``_ranks``, ``_measure``,
+``_state``, ``capture`` and ``_sweep``'s argument checks, never the compiled
+path's peak model.
 The documentation build drops this section from the API page.
 """
 
@@ -141,7 +157,7 @@ try:
 except ImportError as exc:  # exercised without torch, in a subprocess
     raise ImportError("remat_knapsack.torch needs PyTorch: pip install 'remat-knapsack[torch]'") from exc
 
-from ..errors import PeakLimitError, UnsupportedTorchError  # noqa: E402
+from ..errors import PeakLimitError, StepOutOfMemoryError, UnsupportedTorchError  # noqa: E402
 from ..sweep_report import BudgetPoint, SweepReport  # noqa: E402
 from ._symbols import MIN_TORCH, check  # noqa: E402
 
@@ -183,6 +199,7 @@ __all__ = [
     "sweep",
     "PEAK_BUDGET",
     "PeakLimitError",
+    "StepOutOfMemoryError",
     "PeakPrediction",
     "predict_peaks",
     "FitReport",

@@ -136,12 +136,17 @@ def fit(
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
 
-    Plans with the peak model inside the compile (a :class:`KnapsackSolver`
-    with ``max_peak_bytes``), compiles, and measures the step as :func:`sweep`
-    does (peak, saved bytes, median of ``repeats`` steps). If the measured peak
+    Plans with the peak model inside a compile on fake tensors (a
+    :class:`KnapsackSolver` with ``max_peak_bytes``; nothing of the step's
+    size is allocated and no kernel is built), then compiles that plan for
+    real, only if its modelled peak fits, and measures the step as
+    :func:`sweep` does (peak, saved bytes, median of ``repeats`` steps). A
+    step that runs out of memory is an answer: that plan does not fit, and
+    ``fit`` aims :data:`OOM_AIM` of its target. If the measured peak
     is above the limit, it compiles again aiming at ``target * limit /
     measured``; if it lands below :data:`FILL` of the limit with something
-    recomputed, it compiles again aiming higher by the same ratio. At most
+    recomputed and a prediction above the measurement, it compiles again
+    aiming higher by the same ratio. At most
     :data:`MAX_COMPILES` compiles in all; it returns the fastest compiled plan
     within the limit.
 
@@ -150,17 +155,27 @@ def fit(
     first (one more compile, at PyTorch's default plan, measured): which
     graphs run in which order, and what the eager code adds. Then every
     graph's plan is held to the whole step's modelled peak, each graph
-    planned with the ones before it at their chosen plans.
+    planned with the ones before it at their chosen plans. That recorded step
+    is real (so is the planning under torch.distributed): there, plans are
+    chosen inside the real compile.
+
+    The model's gradients, buffers and the random generators are as they
+    were when ``fit`` returns or raises.
 
     Raises
     ------
     ValueError
         Before anything compiles: a limit that is not a number of bytes > 0
         (0, negative, NaN, inf, a string), ``repeats`` < 1, a model or loss
-        that does not run, a region that is not a submodule.
+        that does not run, a region that is not a submodule, a model on the
+        meta device (``fit`` measures; ask :func:`predict_peaks` there).
     PeakLimitError
         No plan's modelled peak fits the limit (it names the smallest the model
-        reaches), or no compiled plan's measured peak fits it.
+        reaches), or no compiled plan's measured peak fits it (it says how many
+        ran out of memory).
+    StepOutOfMemoryError
+        Fake tensors cannot run the model, and its real unplanned forward,
+        run instead to check it, does not fit in memory.
     """
     limit = _rt.check_peak_limit(max_peak_bytes)
     repeats = _check_repeats(repeats)
@@ -457,8 +472,10 @@ def predict_peaks(
 ) -> list[_peaks.PeakPrediction]:
     """Predicted peak and saved bytes of one training step at each budget, from one compile.
 
-    The model is compiled once (its forward run once, to capture the joint
-    graphs); each budget's saved set is what the partitioner picks with our
+    The model is compiled once, on fake tensors (its parameters, buffers and
+    inputs swapped for ``FakeTensor`` s of the same shapes: nothing of the
+    step's size is allocated, so a step that does not fit in memory is
+    predicted too); each budget's saved set is what the partitioner picks with our
     ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
     shortcuts included), and its peak comes from the forward and backward
     graphs the partitioner extracts for it: under ``inductor`` (the default,
@@ -470,12 +487,21 @@ def predict_peaks(
 
     ``loss`` is checked as :func:`sweep` checks it. When it runs outside the
     compiled model (the usual case: ``loss(model(x))``), its own peak between
-    the forward and the backward is measured once eagerly and added
-    (:func:`~remat_knapsack.torch._peaks.measure_outside`).
+    the forward and the backward is counted once, on the fake outputs, and
+    added (:func:`~remat_knapsack.torch.capture.measure_outside`). When fake
+    tensors cannot run the model (an op whose output depends on values), the
+    real tensors are used instead, with a ``RuntimeWarning`` naming the op.
+
+    ``device``: where the step will run ("cpu" or "cuda"; default: the
+    model's, the CPU for a model on the meta device). A model built under
+    ``with torch.device("meta"):``, with meta inputs, is predicted as the
+    same model materialised there; ``device="cuda"`` needs a torch built with
+    CUDA (the capture compiles for the device).
 
     ``regions``: names of submodules compiled one by one, the rest eager (as
-    torchtitan compiles each block). One step is then compiled, run and
-    measured at PyTorch's default plan; it tells which graphs run in which
+    torchtitan compiles each block). One real step is then compiled, run and
+    measured at PyTorch's default plan (so is one under torch.distributed,
+    whose collectives need real tensors); it tells which graphs run in which
     order (identical blocks share one graph, run once per block) and what the
     eager code around them adds (its measured peak less the modelled one).
     Each budget's peak composes every graph's plan over that step, with no
@@ -485,6 +511,10 @@ def predict_peaks(
     args = args if isinstance(args, tuple) else (args,)
     regions = _regions.check_regions(model, regions)
     where = target_device(model, args, device)
+    if where == "cuda" and not torch.backends.cuda.is_built():
+        raise ValueError(f"device='cuda' needs a torch built with CUDA (this one is {torch.__version__}): the "
+                         "compile that captures the graphs runs for the device; plan_checkpoints(device='cuda') "
+                         "plans an eager CUDA step on any torch")  # fmt: skip
     solver = _rt.KnapsackSolver("auto")
     if regions is not None or _ranks.world_size() > 1:
         if is_meta(model, args):

@@ -70,6 +70,19 @@ def test_out_of_memory_is_told_from_a_broken_model():
         assert is_out_of_memory(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB"))
 
 
+def _out_of_memory_once(measure):
+    """``measure`` (a step's peak) that runs out of memory the first time it is called, as a real step would."""
+    calls = []
+
+    def measured(step, device="cpu"):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError(CPU_OOM)
+        return measure(step, device)
+
+    return measured
+
+
 def _snapshot(model):
     return ({k: v.clone() for k, v in model.state_dict().items()}, [p.grad for p in model.parameters()],
             torch.random.get_rng_state())  # fmt: skip
@@ -87,16 +100,7 @@ def test_fit_aims_lower_when_a_plan_runs_out_of_memory(monkeypatch):
     """The first plan measured runs out of memory: fit compiles a plan aimed 10% lower, which it reports;
     the model's state, its gradients and the random generator are as they were."""
     model, args, loss = MODELS["dropout_mlp"]()
-    real = _fit.profile_peak_bytes
-    calls = []
-
-    def out_of_memory_once(step, device="cpu"):
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError(CPU_OOM)
-        return real(step, device)
-
-    monkeypatch.setattr(_fit, "profile_peak_bytes", out_of_memory_once)
+    monkeypatch.setattr(_fit, "profile_peak_bytes", _out_of_memory_once(_fit.profile_peak_bytes))
     before = _snapshot(model)
     report = fit(model, args, 1 << 30, loss=loss, backend=AOT, repeats=1)
     _same(before, model)
@@ -122,16 +126,7 @@ def test_fit_says_every_plan_ran_out_of_memory(monkeypatch):
 
 def test_sweep_records_a_budget_that_does_not_fit_and_goes_on(monkeypatch):
     model, args, loss = MODELS["dropout_mlp"]()
-    real = _sweep.profile_peak_bytes
-    calls = []
-
-    def out_of_memory_at_the_first_budget(step, device="cpu"):
-        calls.append(1)
-        if len(calls) == 1:
-            raise RuntimeError(CPU_OOM)
-        return real(step, device)
-
-    monkeypatch.setattr(_sweep, "profile_peak_bytes", out_of_memory_at_the_first_budget)
+    monkeypatch.setattr(_sweep, "profile_peak_bytes", _out_of_memory_once(_sweep.profile_peak_bytes))
     before = _snapshot(model)
     report = sweep(model, args, budgets=[0.0, 1.0], loss=loss, backend=AOT, repeats=1, progress=False)
     _same(before, model)

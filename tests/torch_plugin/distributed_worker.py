@@ -17,6 +17,14 @@ the unsharded decoder (each rank on its own inputs), applies it, then
 shards with ``fully_shard``, as torchtitan does; each rank writes its plan,
 whether one training step matches the same model sharded without the plan
 (loss and local gradient shards), and the error a rank made to fail gave it.
+
+WRAPPER ``eager-sharded`` plans on the decoder already sharded with
+``fully_shard`` (each layer, then the root), for each rank's peak of the
+sharded step, at a limit midway between its full-checkpoint and unplanned
+peaks; each rank writes its plan, the predicted and measured peaks
+(unplanned and planned; each measured five times), and whether one
+training step of the sharded model under the plan matches the sharded
+model without it.
 """
 
 from __future__ import annotations
@@ -86,8 +94,8 @@ def main() -> None:
     dist.init_process_group("gloo")
     rank = dist.get_rank()
     torch.manual_seed(0)
-    if wrapper == "eager":
-        record = eager(rank)
+    if wrapper in ("eager", "eager-sharded"):
+        record = eager(rank) if wrapper == "eager" else eager_sharded(rank)
         (out_dir / f"rank{rank}.json").write_text(json.dumps(record))
         leave()
     if wrapper == "ddp":
@@ -215,6 +223,50 @@ def eager(rank: int) -> dict:
         for layer in model.layers:
             fully_shard(layer)
         fully_shard(model)
+    losses = []
+    for model in (planned, plain):
+        torch.manual_seed(7)
+        value = loss(model(ids))
+        value.backward()
+        losses.append(value.item())
+    grads = [(a.grad.to_local(), b.grad.to_local()) for a, b in zip(planned.parameters(), plain.parameters())]
+    record["same_step"] = losses[0] == losses[1] and all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in grads)
+    return record
+
+
+
+def eager_sharded(rank: int) -> dict:
+    """plan_checkpoints on the sharded decoder: predicted against measured per-rank peaks; one step under the
+    plan (applied after fully_shard) against the sharded model without it."""
+    from torch.distributed.fsdp import fully_shard
+
+    from remat_knapsack.torch import plan_checkpoints
+
+    def loss(out):
+        return out.float().logsumexp(-1).mean()
+
+    torch.manual_seed(0)
+    planned, plain = Decoder(d=64, layers=3), Decoder(d=64, layers=3)
+    plain.load_state_dict(planned.state_dict())
+    for model in (planned, plain):
+        for layer in model.layers:
+            fully_shard(layer)
+        fully_shard(model)
+    torch.manual_seed(1 + rank)
+    ids = torch.randint(0, 512, (4, 64))
+    record: dict = {"rank": rank}
+    first = plan_checkpoints(planned, (ids,), 1 << 40, loss=loss)
+    # measured five times: gloo's thread can drop the last reference to an all-gather buffer, a free
+    # that the profile of the step's own thread then misses
+    record["unplanned"] = [first.unplanned_peak_bytes, [first.measure((ids,), loss=loss) for _ in range(5)]]
+    record["full_checkpoint"] = first.full_checkpoint_peak_bytes
+    limit = (first.full_checkpoint_peak_bytes + first.unplanned_peak_bytes) // 2
+    plan = plan_checkpoints(planned, (ids,), limit, loss=loss)
+    record["limit"] = limit
+    record["plan"] = [(u.name, u.checkpointed, u.saved_ops, u.recomputed_ops) for u in plan.units]
+    record["predicted"] = plan.predicted_peak_bytes
+    record["measured"] = [plan.measure((ids,), loss=loss) for _ in range(5)]
+    plan.apply()
     losses = []
     for model in (planned, plain):
         torch.manual_seed(7)

@@ -130,8 +130,11 @@ class CheckpointPlan:
         """Wrap each checkpointed unit's forward (in place; parameter names and state dict unchanged).
 
         Apply before ``fully_shard`` or ``DistributedDataParallel``, as
-        torchtitan applies its checkpointing. Raises ``RuntimeError`` if the
-        plan is already applied.
+        torchtitan applies its checkpointing, or after ``fully_shard`` to
+        a plan made on the sharded model: FSDP2's hooks stay around the
+        wrapped forward, so a replay in the backward runs on the parameters
+        its pre-backward all-gathered. Raises ``RuntimeError`` if the plan
+        is already applied.
         """
         if self._originals is not None:
             raise RuntimeError("the plan is already applied; call remove() first")
@@ -577,7 +580,8 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
     recorded on the real tensors instead, with a warning naming the cause.
     The model's parameters, gradients, buffers and random generators are
     left as they were. Nothing is applied: call :meth:`CheckpointPlan.apply`
-    (before ``fully_shard``; after ``to_empty`` and loading the weights for a
+    (before ``fully_shard`` to a plan of the unsharded model, after it to a
+    plan of the sharded one; after ``to_empty`` and loading the weights for a
     meta model: the plan names modules, which ``to_empty`` keeps).
 
     Parameters
@@ -605,7 +609,13 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
 
     Under ``torchrun`` every rank records its step and then adopts rank
     0's plan, so all ranks apply the same one; the predicted peak is the
-    largest over ranks. A rank that fails makes every rank raise.
+    largest over ranks. A rank that fails makes every rank raise. On a
+    model already wrapped with ``fully_shard`` (each block, then the root)
+    the recorded step is the sharded one, on the real tensors: its
+    all-gathers before each block's forward and backward, its reshards
+    (storages resized to 0) and its gradients' reduce-scatters are in the
+    step, outside every unit, and the predicted peak is one rank's peak of
+    the sharded step.
 
     Complexity: one step on fake tensors, each distinct op run once on real
     tensors for its workspace, then the knapsack frontiers and the walk

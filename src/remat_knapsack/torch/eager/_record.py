@@ -14,7 +14,11 @@ holds:
   is random and which storages it wrote in place;
 * every storage created during the step, with its size and the op indices
   of its creation and its release (seen through a weak reference to the
-  storage, fake or real, so a free is seen when it happens);
+  storage, fake or real, so a free is seen when it happens); a storage
+  resized in place (``UntypedStorage.resize_``, no aten op: FSDP2 frees a
+  layer's unsharded parameters by resizing their storage to 0 and
+  all-gathers them again into it resized back) ends there, and its new size
+  is a storage of its own, created by no op, so never a knapsack item;
 * each op's workspace: what it allocates and frees within itself (a
   convolution's backward buffers), measured once per distinct op signature
   on real tensors of its arguments' shapes (:mod:`._workspace`).
@@ -23,6 +27,11 @@ An op is random when it is tagged ``nondeterministic_seeded``, unless its
 schema's ``dropout_p`` (or a dropout op's ``p``) is 0 or its ``train`` is
 False: that is what draws from a generator, and a fake op draws nothing, so
 the rule is the schema's, not the generator's state.
+
+A unit's forward runs from the last of its forward pre-hooks to the first
+of its forward hooks: what hooks registered before the recorder's run
+(FSDP2's all-gather before the forward, its reshard after it) is outside the
+unit, as it is outside a checkpointed forward, which wraps ``forward`` alone.
 
 The counts of each op within a unit's forward are those of
 ``torch.utils.checkpoint``'s selective-checkpoint cache (the same ops
@@ -69,6 +78,10 @@ _UNRECORDED = frozenset(op for op in SAC_IGNORED_OPS if op is not torch.ops.aten
 _DROPOUT_OPS = frozenset({"native_dropout", "dropout", "dropout_", "feature_dropout", "feature_dropout_",
                           "alpha_dropout", "alpha_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_"})
 
+#: Namespaces of ops whose workspace is not measured: collectives (run alone on made-up tensors, one would
+#: wait for the other ranks), FSDP's copies in and out of its all-gather buffers, the profiler's ranges.
+_UNMEASURED_NAMESPACES = frozenset({"c10d", "_c10d_functional", "fsdp", "profiler"})
+
 OUTSIDE = -1  # unit index of an op outside every unit's forward (the loss, the backward, eager glue)
 
 
@@ -97,7 +110,7 @@ class Storage:
     """One storage allocated during the step (parameters, inputs and older storages are not tracked)."""
 
     index: int
-    nbytes: int
+    nbytes: int  # negative: an older storage resized in place from ``-nbytes`` at ``birth`` (its bytes leave)
     birth: int  # index of the op that created it
     death: int  # index of the first op that ran after it was freed (len(ops) when it outlived the step)
     unit_output: bool = False  # part of what a unit's forward returned
@@ -185,6 +198,28 @@ class _Recorder(TorchDispatchMode):
             created.append(sid)
         return tuple(created)
 
+    def resized(self, storage: Any, old: int, new: int) -> None:
+        """A storage resized in place (``UntypedStorage.resize_``): FSDP2 frees a layer's unsharded
+        parameters by resizing their storage to 0 and allocates them again by resizing it back.
+
+        The bytes it held end here (a tracked storage dies; an untracked one, allocated before the step,
+        counts ``-old`` from here on) and its new bytes are a new storage, created by no op.
+        """
+        if old == new:
+            return
+        key = storage._cdata
+        sid = self._alive.pop(key, None)
+        if sid is not None:
+            self.storages[sid].death = len(self.ops)
+            self._refs.pop(sid, None)  # the weak reference goes, and its callback with it
+        elif old > 0:
+            self.storages.append(Storage(len(self.storages), -old, len(self.ops), -1))
+        if new > 0:
+            sid = len(self.storages)
+            self.storages.append(Storage(sid, new, len(self.ops), -1))
+            self._alive[key] = sid
+            self._refs[sid] = weakref.ref(storage, self._freed_callback(key, sid))
+
     def _freed_callback(self, key: int, sid: int) -> Any:
         def freed(_ref: Any) -> None:
             self.storages[sid].death = len(self.ops)
@@ -234,7 +269,7 @@ class _Recorder(TorchDispatchMode):
 
     def _note_call(self, func: Any, args: tuple, kwargs: dict) -> None:
         """Keep the op's workspace signature, and one call per signature for :func:`measure_workspaces`."""
-        if getattr(func, "is_view", False):
+        if getattr(func, "is_view", False) or getattr(func, "namespace", "aten") in _UNMEASURED_NAMESPACES:
             self.signatures.append(None)
             return
         signature, call = op_call(func, args, kwargs)
@@ -356,9 +391,11 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
     for index, (_, module) in enumerate(units):
         handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
                                                         with_kwargs=True))  # fmt: skip
-        handles.append(module.register_forward_hook(_leave(recorder)))
+        # first of the forward hooks: what the others run (FSDP2's reshard after forward) is outside the
+        # unit, as it is outside the checkpointed forward
+        handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
     try:
-        with mode, recorder:
+        with mode, recorder, _resizes_seen(recorder):
             loss = loss_fn(model(*args))
             recorder.unit = OUTSIDE
             recorder.backward = True
@@ -369,6 +406,30 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         for handle in handles:
             handle.remove()
     return first_backward
+
+
+@contextlib.contextmanager
+def _resizes_seen(recorder: _Recorder) -> Any:
+    """``UntypedStorage.resize_`` reports each resize to the recorder while the step runs (a resize is no
+    aten op: the dispatch mode does not see it)."""
+    cls = torch.UntypedStorage
+    own = cls.__dict__.get("resize_")
+    original = cls.resize_
+
+    def resize_(storage: Any, size: int) -> Any:
+        old = storage.nbytes()
+        out = original(storage, size)
+        recorder.resized(storage, old, storage.nbytes())
+        return out
+
+    cls.resize_ = resize_
+    try:
+        yield
+    finally:
+        if own is None:
+            del cls.resize_
+        else:
+            cls.resize_ = own
 
 
 def _enter(recorder: _Recorder, index: int, calls: list[int], names: list[str], parameter_keys: set[int]) -> Any:

@@ -139,7 +139,9 @@ def test_planned_steps_train_as_eager(name):
     full, none = first.full_checkpoint_peak_bytes, first.unplanned_peak_bytes
     for limit in (full, (full + none) // 2):
         plan = plan_checkpoints(model, args, limit, loss=loss)
-        assert any(u.checkpointed for u in plan.units)
+        # a unit of one op frees nothing when checkpointed and holds the generator's state: where
+        # every unit is one (conv_groupnorm's), checkpointing cannot lower the peak and none is chosen
+        assert any(u.checkpointed for u in plan.units) == (full < none)
         with plan:
             got = step()
         assert_same_step(expected, got, where=f"{name} at {limit}")

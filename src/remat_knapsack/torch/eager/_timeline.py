@@ -28,6 +28,11 @@ replayed, in order, from the restored generator state) and ops whose output
 is later written in place (the cache refuses mutated entries) are never
 saved.
 
+Each checkpointed unit also holds a copy of the CPU random number generator's
+state (``torch.utils.checkpoint`` keeps it to replay random ops alike), from
+its forward to the end of its backward, and takes another while its replay
+runs; a step planned for the CPU counts both (on CUDA they are host memory).
+
 Each op's workspace (what it allocates and frees within itself, measured
 for the recording) adds to the step at that op, and to a replay that runs it.
 A choice's peak is one pass over the step, O(S + T) (S storages, T ops),
@@ -42,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ._record import OUTSIDE, Recording
 
@@ -96,6 +102,8 @@ class Timeline:
         self.recording = recording
         ops, storages = recording.ops, recording.storages
         self.length = len(ops)
+        # the CPU generator's state, as checkpoint copies it (host memory: not a CUDA step's)
+        self.rng_state_bytes = torch.get_rng_state().nbytes if recording.device == "cpu" else 0
         n = len(storages)
         self.nbytes = np.array([s.nbytes for s in storages], dtype=np.int64)
         self.birth = np.array([s.birth for s in storages], dtype=np.int64)
@@ -195,12 +203,17 @@ class Timeline:
         back = dropped & (items.kept_death > at)
         early = dropped & ~back
         held = items.input_death <= at
+        # the generator's state: from the unit's first op to the end of its backward (its last kept storage's free)
+        rng_end = max(at + 1, int(items.kept_death.max()))
         where = np.concatenate([items.kept_drop[dropped], [at], items.kept_death[early],
-                                items.temp_death[cached], [at + 1], items.input_death[held], [at + 1]])
+                                items.temp_death[cached], [at + 1], items.input_death[held], [at + 1],
+                                [items.ops[0], rng_end]])  # fmt: skip
         nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[back].sum()], items.kept_bytes[early],
                                  items.temp_bytes[cached], [-items.temp_bytes[cached].sum()],
-                                 items.input_bytes[held], [-items.input_bytes[held].sum()]])  # fmt: skip
-        return Change(where, nbytes, at, self._replay_spike(items, saved, back, ~cached))
+                                 items.input_bytes[held], [-items.input_bytes[held].sum()],
+                                 [self.rng_state_bytes, -self.rng_state_bytes]])  # fmt: skip
+        spike = self._replay_spike(items, saved, back, ~cached) + self.rng_state_bytes  # the replay forks the state
+        return Change(where, nbytes, at, spike)
 
     def peak_of(self, changes: list[Change | None]) -> int:
         """The step's peak with the units' changes applied (one per unit, None for a unit left as it is)."""

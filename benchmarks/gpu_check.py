@@ -17,12 +17,29 @@ prediction), and ``fit`` at the midpoint of the swept peaks. Then, eager
 (midway between its modelled peaks with every block recomputed and with
 none, and 1.05x the first): predicted against measured (``CheckpointPlan.measure``).
 
+Last, a step that does not fit (rows ``capped ...``): with the decoder's
+parameters and AdamW state allocated, ``torch.cuda.set_per_process_memory_fraction``
+caps the process at that state plus a room midway between the smallest
+modelled peak (``predict_peaks`` at 0.05, 0.3, 0.8) and the unplanned one
+(``predict_peaks`` at 1.0). Under the cap: the unplanned step, compiled with
+inductor, should run out of memory (``torch.OutOfMemoryError``: the cap
+bites); ``predict_peaks`` should give the same peaks as before the cap;
+``fit``, at a limit midway between the smallest modelled peak and the room,
+should return a plan whose measured peak is within the limit;
+``plan_checkpoints`` (midway between its full-checkpoint peak and the room)
+should plan and its plan run (``CheckpointPlan.measure``); and a copy of the
+decoder built under ``with torch.device("meta"):`` should get the same
+``predict_peaks`` and ``plan_checkpoints`` predictions with
+``device="cuda"``. Each row's ``ok`` says whether its check held; the cap is
+lifted afterwards.
+
 Exits 2 without a CUDA device.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import sys
 import time
@@ -36,6 +53,8 @@ from _models import Decoder  # noqa: E402
 from _results import default, write_rows  # noqa: E402
 
 BUDGETS = [0.05, 0.1, 0.3, 0.5, 0.8]
+#: The budgets of the capped section's predictions (its unplanned peak: budget 1.0).
+CAPPED_BUDGETS = [0.05, 0.3, 0.8]
 
 
 def _decoder():
@@ -115,6 +134,174 @@ def eager_rows(name: str, model, args, loss) -> list[dict]:
     return rows
 
 
+# ---------------------------------------------------------------------- a step that does not fit
+
+
+def _attempt(fn):
+    """``(fn(), None)``, or ``(None, "Type: message")`` when it raises."""
+    try:
+        return fn(), None
+    except Exception as exc:
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _release(model) -> None:
+    model.zero_grad(set_to_none=True)
+    torch._dynamo.reset()
+    gc.collect()
+    torch.cuda.empty_cache()
+
+
+def _allocate_state(model):
+    """AdamW over ``model`` with its state allocated (one step on zero gradients); (optimizer, bytes reserved)."""
+    opt = torch.optim.AdamW(model.parameters())
+    for p in model.parameters():
+        p.grad = torch.zeros_like(p)
+    opt.step()
+    _release(model)
+    return opt, torch.cuda.memory_reserved()
+
+
+def _set_cap(cap_bytes: int) -> float:
+    """Cap this process's CUDA allocator at ``cap_bytes``; the fraction of the device that is."""
+    fraction = min(1.0, cap_bytes / torch.cuda.get_device_properties(0).total_memory)
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    return fraction
+
+
+def _unplanned_row(model, args, loss, cap: int, unplanned: int) -> dict:
+    """One step compiled at PyTorch's default plan (inductor, budget 1) under the cap: it should not fit."""
+    _release(model)
+    start = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    outcome = "ran"
+    try:
+        loss(torch.compile(model)(*args)).backward()
+        torch.cuda.synchronize()
+    except torch.OutOfMemoryError:
+        outcome = "out of memory"
+    except Exception as exc:  # a compile that ran out of memory may come back wrapped
+        from remat_knapsack.torch._measure import is_out_of_memory
+
+        outcome = "out of memory" if is_out_of_memory(exc) else f"{type(exc).__name__}: {exc}"[:300]
+    peak = torch.cuda.max_memory_allocated() - start
+    _release(model)
+    return {"model": "decoder", "kind": "capped unplanned", "cap_bytes": cap, "predicted_peak_bytes": unplanned,
+            "peak_bytes": peak if outcome == "ran" else "", "ok": outcome == "out of memory",
+            "note": f"the unplanned step under the cap: {outcome}"}  # fmt: skip
+
+
+def _capped_predict_row(model, args, loss, cap: int, before: list[int]) -> tuple[dict, list[int] | None]:
+    from remat_knapsack.torch import predict_peaks
+
+    preds, error = _attempt(lambda: predict_peaks(model, args, CAPPED_BUDGETS, loss=loss, backend="inductor"))
+    peaks = None if preds is None else [p.peak_bytes for p in preds]
+    note = error or f"budgets {CAPPED_BUDGETS}: {peaks}; before the cap {before}"
+    return {"model": "decoder", "kind": "capped predict_peaks", "cap_bytes": cap,
+            "predicted_peak_bytes": "" if peaks is None else min(peaks), "ok": peaks == before,
+            "note": note}, peaks  # fmt: skip
+
+
+def _capped_fit_row(model, args, loss, cap: int, limit: int) -> dict:
+    from remat_knapsack.torch import fit
+
+    r, error = _attempt(lambda: fit(model, args, limit, loss=loss, backend="inductor", repeats=3))
+    _release(model)
+    row = {"model": "decoder", "kind": "capped fit", "cap_bytes": cap, "limit_bytes": limit, "ok": False}
+    if r is None:
+        return {**row, "note": error}
+    oom = sum(1 for a in r.attempts if a.get("out_of_memory"))
+    return {**row, "peak_bytes": r.peak_bytes, "predicted_peak_bytes": r.predicted_peak_bytes,
+            "compiles": r.compiles, "step_ms": round(r.step_seconds * 1e3, 2), "ok": r.peak_bytes <= limit,
+            "note": f"peak/limit {r.peak_bytes / limit:.3f}; {oom} attempt(s) out of memory"}  # fmt: skip
+
+
+def _capped_eager_row(model, args, loss, cap: int, room: int) -> tuple[dict, int | None, int | None]:
+    """plan_checkpoints midway between its full-checkpoint peak and the room, and its plan run under the cap;
+    (row, limit, predicted peak)."""
+    from remat_knapsack.torch import plan_checkpoints
+
+    row = {"model": "decoder", "kind": "capped eager", "cap_bytes": cap, "ok": False}
+    first, error = _attempt(lambda: plan_checkpoints(model, args, 1 << 50, loss=loss))
+    if first is None:
+        return {**row, "note": error}, None, None
+    full = first.full_checkpoint_peak_bytes
+    if full >= room:
+        return {**row, "note": f"every unit recomputed peaks at {full}, not below the room {room}"}, None, None
+    limit = (full + room) // 2
+    plan, error = _attempt(lambda: plan_checkpoints(model, args, limit, loss=loss))
+    if plan is None:
+        return {**row, "limit_bytes": limit, "note": error}, limit, None
+    measured, error = _attempt(lambda: plan.measure(args, loss=loss))
+    _release(model)
+    row.update(limit_bytes=limit, predicted_peak_bytes=plan.predicted_peak_bytes, peak_bytes=measured or "",
+               seconds=round(plan.planning_seconds, 2), ok=measured is not None and measured <= limit)  # fmt: skip
+    row["note"] = error or (f"peak/limit {measured / limit:.3f}; unplanned modelled "
+                            f"{plan.unplanned_peak_bytes}")  # fmt: skip
+    return row, limit, plan.predicted_peak_bytes
+
+
+def _meta_decoder():
+    """The decoder of :func:`_decoder` and its batch, built on the meta device."""
+    torch.manual_seed(0)
+    with torch.device("meta"):
+        model = Decoder(vocab=8192, d=512, layers=6, heads=8)
+        ids = torch.empty((8, 512), dtype=torch.long)
+    return model, (ids,)
+
+
+def _meta_rows(loss, cap: int, peaks: list[int] | None, eager_limit: int | None, eager_peak: int | None):
+    """The meta copy's predictions with device="cuda", against the CUDA model's."""
+    from remat_knapsack.torch import plan_checkpoints, predict_peaks
+
+    model, args = _meta_decoder()
+    preds, error = _attempt(lambda: predict_peaks(model, args, CAPPED_BUDGETS, loss=loss, backend="inductor",
+                                                  device="cuda"))  # fmt: skip
+    meta = None if preds is None else [p.peak_bytes for p in preds]
+    rows = [{"model": "decoder", "kind": "capped meta predict_peaks", "cap_bytes": cap,
+             "predicted_peak_bytes": "" if meta is None else min(meta), "ok": meta is not None and meta == peaks,
+             "note": error or f"meta {meta}; cuda {peaks}"}]  # fmt: skip
+    if eager_limit is None:
+        return rows
+    plan, error = _attempt(lambda: plan_checkpoints(model, args, eager_limit, loss=loss, device="cuda"))
+    predicted = None if plan is None else plan.predicted_peak_bytes
+    rows.append({"model": "decoder", "kind": "capped meta eager", "cap_bytes": cap, "limit_bytes": eager_limit,
+                 "predicted_peak_bytes": predicted or "", "ok": predicted is not None and predicted == eager_peak,
+                 "note": error or f"meta {predicted}; cuda {eager_peak}"})  # fmt: skip
+    return rows
+
+
+def capped_rows() -> list[dict]:
+    """The decoder's step that does not fit under a capped allocator: the planners plan it anyway."""
+    from remat_knapsack.torch import predict_peaks
+
+    model, args, loss = _decoder()
+    preds = predict_peaks(model, args, [*CAPPED_BUDGETS, 1.0], loss=loss, backend="inductor")
+    before, unplanned = [p.peak_bytes for p in preds[:-1]], preds[-1].peak_bytes
+    smallest = min(before)
+    if smallest >= unplanned:
+        return [{"model": "decoder", "kind": "capped", "ok": False,
+                 "note": f"the smallest plan ({smallest}) is not below the unplanned step ({unplanned})"}]  # fmt: skip
+    opt, state = _allocate_state(model)
+    room = (smallest + unplanned) // 2
+    cap = state + room
+    fraction = _set_cap(cap)
+    print(f"capped: state {state}, room {room}, fraction {fraction:.5f}", flush=True)
+    try:
+        rows = [_unplanned_row(model, args, loss, cap, unplanned)]
+        predict_row, peaks = _capped_predict_row(model, args, loss, cap, before)
+        rows += [predict_row, _capped_fit_row(model, args, loss, cap, (smallest + room) // 2)]
+        eager_row, eager_limit, eager_peak = _capped_eager_row(model, args, loss, cap, room)
+        rows += [eager_row, *_meta_rows(loss, cap, peaks, eager_limit, eager_peak)]
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    del opt
+    for row in rows:
+        row["device"] = torch.cuda.get_device_name()
+        print(row, flush=True)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="the decoder alone, budgets 0.05 0.3 0.8")
@@ -128,6 +315,7 @@ def main() -> int:
     rows = [row for name in models for row in run(name, budgets)]
     for name, make in (("decoder", _decoder), ("cnn", _cnn)):
         rows += eager_rows(name, *make())
+    rows += capped_rows()
     print("wrote", write_rows(rows, a.out))
     return 0
 

@@ -41,9 +41,10 @@ try:  # imported, not just found: a torch that fails to import counts as missing
 except ImportError:
     HAS_TORCH = False
 _ROOT = Path(__file__).resolve().parent
-# A script torchrun launches (tests/torch_plugin/test_distributed.py) and the training models
-# the torch tests import: not test modules, and importing them for doctests would need torch.
-collect_ignore = ["tests/torch_plugin/distributed_worker.py", "tests/training_models.py"]
+# Scripts the torch tests launch (torchrun's worker, the memory-capped worker) and the training
+# models they import: not test modules, and importing them for doctests would need torch.
+collect_ignore = ["tests/torch_plugin/distributed_worker.py", "tests/torch_plugin/capped_worker.py",
+                  "tests/training_models.py"]
 NEEDS_TORCH = set((_ROOT / "src" / "remat_knapsack" / "torch").rglob("*.py"))
 
 

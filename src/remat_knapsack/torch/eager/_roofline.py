@@ -5,7 +5,7 @@ fake tensors runs no kernel, and a model built on the meta device must get the
 plan of the same model materialised. Each op is bound either by arithmetic or
 by memory traffic::
 
-    seconds = max(flops / rates.flops, bytes_moved / rates.bandwidth)
+    seconds = max(flops / rates.flops, bytes_moved / rates.bandwidth) + rates.per_op
 
 ``flops`` from :data:`torch.utils.flop_counter.flop_registry` (matrix
 products, convolutions, attention; 0 for every other op), called as
@@ -30,18 +30,20 @@ __all__ = ["CPU", "CUDA", "DeviceRates", "op_flops", "op_seconds", "rates_for"]
 
 @dataclass(frozen=True)
 class DeviceRates:
-    """A device's nominal throughput: arithmetic (FLOP/s) and memory bandwidth (bytes/s)."""
+    """A device's nominal throughput: arithmetic (FLOP/s), memory bandwidth (bytes/s), and the fixed
+    cost of running one eager op (dispatch, and a kernel launch on a GPU), in seconds."""
 
     flops: float
     bandwidth: float
+    per_op: float = 0.0
 
 
 #: Nominal, not measured: a multi-core CPU of a few hundred GFLOP/s of float32 and tens of GB/s.
-#: Only the ratio of the two shapes a plan; their scale sets the seconds a plan reports.
-CPU = DeviceRates(flops=5e11, bandwidth=5e10)
+#: An eager op costs some microseconds however small, so replaying one is never free.
+CPU = DeviceRates(flops=5e11, bandwidth=5e10, per_op=1e-5)
 
 #: Nominal, not measured: a data-centre GPU's tensor-core rate at 16-bit precision and its HBM bandwidth.
-CUDA = DeviceRates(flops=2e14, bandwidth=2e12)
+CUDA = DeviceRates(flops=2e14, bandwidth=2e12, per_op=1e-5)
 
 _RATES = {"cpu": CPU, "cuda": CUDA}
 
@@ -84,9 +86,9 @@ def tensor_bytes(values: Any) -> int:
 
 def op_seconds(func: Any, args: tuple, kwargs: dict, out: Any, rates: DeviceRates) -> float:
     """Seconds ``func`` is modelled to take on a device of ``rates``: the larger of its arithmetic
-    time and its memory time; 0 for a view (it moves no data)."""
+    time and its memory time, plus the device's fixed cost of an op; 0 for a view (it moves no data)."""
     if getattr(func, "is_view", False):
         return 0.0
     flops = op_flops(func, args, kwargs, out)
     moved = tensor_bytes((args, kwargs)) + tensor_bytes(out)
-    return max(flops / rates.flops, moved / rates.bandwidth)
+    return max(flops / rates.flops, moved / rates.bandwidth) + rates.per_op

@@ -174,6 +174,18 @@ def out_of_memory_in_forward(model: torch.nn.Module, rank: int) -> None:
     model.layers[1].register_forward_pre_hook(hook)
 
 
+def same_step(planned, plain, ids, loss) -> bool:
+    """One seeded training step of each sharded model: the same loss and the same local gradient shards."""
+    losses = []
+    for model in (planned, plain):
+        torch.manual_seed(7)
+        value = loss(model(ids))
+        value.backward()
+        losses.append(value.item())
+    grads = [(a.grad.to_local(), b.grad.to_local()) for a, b in zip(planned.parameters(), plain.parameters())]
+    return losses[0] == losses[1] and all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in grads)
+
+
 def leave() -> None:
     dist.barrier()
     # Leave without running the process group's and FSDP's destructors: gloo can abort at exit
@@ -223,14 +235,7 @@ def eager(rank: int) -> dict:
         for layer in model.layers:
             fully_shard(layer)
         fully_shard(model)
-    losses = []
-    for model in (planned, plain):
-        torch.manual_seed(7)
-        value = loss(model(ids))
-        value.backward()
-        losses.append(value.item())
-    grads = [(a.grad.to_local(), b.grad.to_local()) for a, b in zip(planned.parameters(), plain.parameters())]
-    record["same_step"] = losses[0] == losses[1] and all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in grads)
+    record["same_step"] = same_step(planned, plain, ids, loss)
     return record
 
 
@@ -267,14 +272,7 @@ def eager_sharded(rank: int) -> dict:
     record["predicted"] = plan.predicted_peak_bytes
     record["measured"] = [plan.measure((ids,), loss=loss) for _ in range(5)]
     plan.apply()
-    losses = []
-    for model in (planned, plain):
-        torch.manual_seed(7)
-        value = loss(model(ids))
-        value.backward()
-        losses.append(value.item())
-    grads = [(a.grad.to_local(), b.grad.to_local()) for a, b in zip(planned.parameters(), plain.parameters())]
-    record["same_step"] = losses[0] == losses[1] and all(torch.allclose(a, b, rtol=1e-5, atol=1e-7) for a, b in grads)
+    record["same_step"] = same_step(planned, plain, ids, loss)
     return record
 
 

@@ -265,14 +265,14 @@ def test_roofline_seconds():
     flops = 2 * 64 * 128 * 32
     moved = (a.numel() + b.numel() + out.numel()) * 4
     for rates in (CPU, CUDA):
-        expected = max(flops / rates.flops, moved / rates.bandwidth)
+        expected = max(flops / rates.flops, moved / rates.bandwidth) + rates.per_op
         assert op_seconds(aten.mm.default, (a, b), {}, out, rates) == pytest.approx(expected)
         meta = tuple(t.to("meta") for t in (a, b, out))
         assert op_seconds(aten.mm.default, meta[:2], {}, meta[2], rates) == op_seconds(aten.mm.default, (a, b), {},
                                                                                        out, rates)  # fmt: skip
     assert op_seconds(aten.view.default, (a, [-1]), {}, a.view(-1), CPU) == 0
     relu = op_seconds(aten.relu.default, (a,), {}, a.relu(), CPU)
-    assert relu == pytest.approx(2 * a.numel() * 4 / CPU.bandwidth)
+    assert relu == pytest.approx(2 * a.numel() * 4 / CPU.bandwidth + CPU.per_op)
 
 
 def test_random_ops_are_told_by_their_schema():

@@ -1,7 +1,7 @@
 """Integer runtimes beyond float64's exact sums: the canonical set in exact integers.
 
 Runtimes that are integers (FLOP counts) are compared exactly by the float64
-kernels as long as their sums are (``_solver._value_grid``: integers on a common
+kernels as long as their sums are (``_values.value_grid``: integers on a common
 power-of-two grid whose total is below 2**53). Beyond that (odd counts whose
 total passes 2**53, counts up to 2**62) a float64 subset sum is rounded, and
 two sets a few units apart compare as ties, or the wrong way round. There the
@@ -64,7 +64,7 @@ def beyond_exact(v: np.ndarray) -> bool:
     """Whether the values (finite, > 0) are integers whose float64 sums may
     round: with 2**e the largest power of two dividing them all, the sum of
     v / 2**e reaches 2**53. (``sparse`` itself divides by their greatest
-    common divisor first, and asks ``_solver._value_grid`` instead.) A
+    common divisor first, and asks ``_values.value_grid`` instead.) A
     few vectorised passes; a total below 2**52 settles it at once."""
     if v.size == 0 or float(v.max()) * v.size < 2.0**52 or not integer_values(v):
         return False

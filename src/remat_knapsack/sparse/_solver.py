@@ -5,8 +5,8 @@ quantisation (about 3.1e8 for the paper's n=100). This solver's time and memory
 depend on the number of (weight, value) states that can still be optimal, not
 on W, and it also runs on unquantised real weights (``scale=None``).
 
-Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_sparse.pyx``
-and, for step 3, ``_canonical.pyx``; GIL released):
+Algorithm (orchestrated by ``_kernel`` below; each run is compiled, ``_expand.pyx``
+through ``_sparse.pyx`` and, for step 3, ``_canonical.pyx``; GIL released):
 
 Items whose values are their weights (subset sums; values proportional to
 the weights are the same after gcd division) first try ``_subset_sum``:
@@ -58,7 +58,7 @@ the questions outgrow their budget, the steps below decide.
    incumbent reaches that bound, and the canonical pass (3.) asks the same
    bound of the items below k before each decide run.
    Divisibility: integer values and weights are divided by their greatest
-   common divisor first (``_divide_gcd``), so the integer rounding of the
+   common divisor first (``_values.divide_gcd``), so the integer rounding of the
    bounds sees that a better set of profit ceiling items is worth d more.
    Items are reduced as the core reaches them (minknap's item test): an
    item joins (or leaves) only if Dembo and Hammer's bound with it flipped,
@@ -207,7 +207,7 @@ the questions outgrow their budget, the steps below decide.
    the items above h, until no set differs there: those items are settled
    at once. A chain starts above the highest item where a set an earlier
    chain found, if it is still an answer, differs from the witness
-   (``_canonical._chain_start``): no set left differs any higher, so it
+   (``_unique._chain_start``): no set left differs any higher, so it
    ends where the chain from the first item does. Each such search costs about what OPT cost; it runs within 4x
    the states the proofs used or OPT took, and again once the proofs since
    cost as much. A nearly unique optimum under loose bounds (circle items:
@@ -217,7 +217,7 @@ the questions outgrow their budget, the steps below decide.
    lowest-indexed ones), so where a group allows that (the witness holds
    some of its copies but not all, or they lie on both sides of the range's
    first item) the runs' core steps take its copies lowest-indexed first
-   (``_canonical._link_copies``, ``_sparse._twin_rule``), and a state
+   (``_unique._link_copies``, ``_step._twin_rule``), and a state
    dominates only states it is at least as free as under that rule.
 
 Ctrl-C: every compiled loop counts its work and runs the pending signal
@@ -283,7 +283,7 @@ half a quantum rounds to weight 0 and is saved for free, so a quantised plan
 can exceed the true budget.
 
 Values. Runtimes are compared exactly, ties included, whenever they lie on a
-common power-of-two grid whose integer sum is below 2**53 (``_value_grid``):
+common power-of-two grid whose integer sum is below 2**53 (``_values.value_grid``):
 with G_i = v_i / 2**e0 (e0 the largest exponent shared by all runtimes) every
 subset sum is an integer below 2**53, exact in float64. This holds for
 integer runtimes (FLOP counts) whose total is below 2**53, for larger ones
@@ -301,8 +301,8 @@ limit). ``dp``, ``hirschberg`` and ``frontier`` do the same for such runtimes.
 
 Other runtimes (decimal ones such as 0.1 and 0.37 whose 53-bit mantissas on
 one grid need more than 53 bits) are summed in float64, and values within
-tol = min(n 2**-52, ``VALUE_TOL`` = 1e-12) of the total compare as ties
-(``_value_tolerance``; n 2**-52 covers the rounding of any float64 subset
+tol = min(n 2**-52, ``_values.VALUE_TOL`` = 1e-12) of the total compare as ties
+(``_values.value_tolerance``; n 2**-52 covers the rounding of any float64 subset
 sum). The optimise run takes a new incumbent only tol above the last, and
 the canonical pass accepts a witness tol below the optimum it found, so the
 exact sum of the runtimes returned is within 2 tol + (2 n + 1) 2**-52 of the
@@ -326,7 +326,6 @@ from typing import Any
 
 import numpy as np
 
-from .._common._fsum import fsum
 from .._common._grid import floor_grid, grid_integers
 from .._common._grid import grid_exponent as _grid_exponent
 from .._common._validate import Items
@@ -340,15 +339,9 @@ from ._order import descending
 from ._real import solve_real
 from ._states import STATE_BYTES, max_states_within, sparse_bytes, state_error
 from ._types import solve_items
+from ._values import EXACT, value_grid, value_tolerance
 
 __all__ = ["STATE_BYTES", "solve_sparse", "sparse_bytes"]
-
-#: Largest total weight whose sums are exact in float64.
-_EXACT = float(1 << 53)
-#: Values not exact on their power-of-two grid (see ``_value_grid``) are
-#: compared with this tolerance relative to their total: closer values tie.
-VALUE_TOL = 1e-12
-
 
 def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Exact canonical solution by sparse Pareto DP. Returns chosen positions and stats."""
@@ -357,12 +350,12 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
     v = np.ascontiguousarray(items.values, dtype=np.float64)
     c = float(items.capacity)
     quantised = items.weights.dtype.kind in "iu"  # integer weights: every sum is exact
-    if quantised and n and float(w.sum()) >= _EXACT:
+    if quantised and n and float(w.sum()) >= EXACT:
         raise ValueError("sparse: the total weight of the items must stay below 2**53 to be exact")
     detail = f"{n} items"
     max_states = max_states_within(n, memory_limit, detail)
-    v, integral = _value_grid(v)
-    tol = 0.0 if integral else _value_tolerance(v)
+    v, integral = value_grid(v)
+    tol = 0.0 if integral else value_tolerance(v)
     # Few distinct (weight, value) pairs are solved as types with counts.
     grouped = solve_items(w, v, c, None, integral, tol, max_states, STATE_BYTES) if quantised else None
     if grouped is not None:
@@ -384,87 +377,6 @@ def solve_sparse(items: Items, memory_limit: int | None = None) -> tuple[np.ndar
         chosen = exact_canonical(g, items.values, cap, chosen, max_states, detail)
         stats["exact_values"] = True
     return chosen, stats
-
-
-def _value_grid(v: np.ndarray) -> tuple[np.ndarray, bool]:
-    """Values as integers on their common power-of-two grid, when that is exact.
-
-    Every float64 is m * 2**e; with e0 the largest exponent shared by all
-    values (``_grid_exponent``), G_i = v_i / 2**e0 are integers, and scaling
-    by a power of two changes no comparison between subset sums. If
-    sum(G) < 2**53 every subset sum of the G_i is an integer below 2**53, so
-    the kernel's float64 sums and comparisons on them are exact: returns
-    (G, True). Otherwise returns (v, False) and the kernel compares values
-    with the tolerance ``VALUE_TOL`` of their total.
-    """
-    if v.size == 0:
-        return v, True
-    if _sparse.integers_below(v, _EXACT):
-        g = _divide_gcd(v)  # integers already; the gcd takes any common power of two
-        return (g, True) if _total_below_exact(g) else (v, False)
-    if np.array_equal(v, np.floor(v)):
-        g = _divide_big_gcd(v)  # FLOP counts past 2**53 often share a large factor
-        if g is not None and _total_below_exact(g):
-            return g, True
-    with np.errstate(over="ignore"):  # a grid too fine for float64: not exact
-        g = np.ldexp(v, -_grid_exponent(v))  # exact, or inf on overflow
-    if np.all(np.isfinite(g)) and _total_below_exact(g):
-        return _divide_gcd(g), True
-    return v, False
-
-
-def _total_below_exact(g: np.ndarray) -> bool:
-    """Whether the sum of ``g`` (finite, >= 0) is below 2**53: n * max(g)
-    settles it when that is below 2**52 (its float64 rounding is far less
-    than the margin), else the correctly rounded sum decides."""
-    return float(g.max()) * g.size < 2.0**52 or fsum(g) < _EXACT
-
-
-def _divide_gcd(g: np.ndarray) -> np.ndarray:
-    """Integers below 2**53 divided by their greatest common divisor.
-
-    Divisibility (Martello, Pisinger and Toth 1999): when every value is a
-    multiple of d (profit ceiling items, v = d ceil(w / d)), a better set is
-    worth at least d more, and on the divided values the kernel's integer
-    rounding of its bounds sees that. Weights likewise: every subset sum is a
-    multiple of d, so the capacity can drop to a multiple of d. Exact: the
-    quotients are integers and float64 holds them.
-    """
-    if g.size == 0:
-        return g
-    d = _sparse.gcd_of(np.ascontiguousarray(g, dtype=np.float64))
-    return g / d if d > 1 else g
-
-
-def _divide_big_gcd(v: np.ndarray) -> np.ndarray | None:
-    """Integers, some at or above 2**53, divided by their greatest common
-    divisor in Python integers (float64 holds each value exactly, but
-    ``_sparse.gcd_of`` only integers below 2**53), or None when the gcd is 1.
-    Works on the distinct values: a real graph repeats a few shapes.
-    """
-    distinct, where = np.unique(v, return_inverse=True)
-    ints = [int(x) for x in distinct.tolist()]
-    d = 0
-    for x in ints:
-        d = math.gcd(d, x)
-        if d == 1:
-            return None
-    if d <= 1:
-        return None
-    return np.array([x // d for x in ints], dtype=np.float64)[where.reshape(-1)]
-
-
-def _value_tolerance(v: np.ndarray) -> float:
-    """Values closer than this compare as ties (values off their grid).
-
-    Any float64 sum of a subset, in any order, is within (n - 1) 2**-53
-    sum(v) of the exact sum, so two such sums of the same set differ by less
-    than n 2**-52 sum(v): that much covers the kernel's rounding, and less
-    would let a rounding error hide a reachable value. Capped at
-    ``VALUE_TOL`` of the total (beyond about 4,500 items the worst case is
-    larger than what rounding ever reaches in practice).
-    """
-    return min(VALUE_TOL, v.size * 2.0**-52) * float(v.sum())
 
 
 # Count-structured items off a line: ``optimum`` goes first, within
@@ -905,9 +817,9 @@ def _reduce(w, v, c, ws, vs, b, thr, Sb, card, cards):
 def _run(w, v, c, integral, tol, max_states, detail):
     """The kernel on integer weights (float64, sums below 2**53)."""
     sel = np.zeros(w.size, dtype=np.uint8)
-    if w.size and float(w.max()) < _EXACT:  # integers, exact in int64 too
+    if w.size and float(w.max()) < EXACT:  # integers, exact in int64 too
         d = float(_sparse.gcd_of(np.ascontiguousarray(w, dtype=np.float64)))
-        if d > 1:  # every subset sum is a multiple of d (``_divide_gcd``)
+        if d > 1:  # every subset sum is a multiple of d (``_values.divide_gcd``)
             w, c = w / d, math.floor(c / d)
     try:
         stats = _kernel(w, v, c, integral, tol, max_states, sel)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import knob, knob_against_dp, off_and_on
 
-from remat_knapsack.sparse._canonical import (
+from remat_knapsack.sparse._fills import (
     _configure_fill_bits,
     _configure_fill_greedy,
     _count_fill_py,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from remat_knapsack import solve
 from remat_knapsack.instances import Instance, pisinger
-from remat_knapsack.sparse import _canonical, _sparse
+from remat_knapsack.sparse import _expand, _sparse, _unique
 from remat_knapsack.sparse import _solver as sparse
 
 
@@ -84,7 +84,7 @@ def _solve_with(inst, *knobs):
 
 def _count_path(inst, window):
     return _solve_with(inst, (sparse._configure_count_path, (True, 10**9, 0)),
-                       (_sparse._configure_count_window, (window,)))
+                       (_expand._configure_count_window, (window,)))
 
 
 @pytest.mark.parametrize("cls", ["circle", "almost_strongly", "similar_weights", "uncorrelated", "profit_ceiling"])
@@ -114,7 +114,7 @@ def _unique_windowed(inst, window):
     """The count path forced, uniqueness runs at every witness item a decide
     run would settle, with or without the swap window."""
     return _solve_with(inst, (sparse._configure_count_path, (True, 10**9, 0)),
-                       (_canonical._configure_unique_window, (window,)), (_canonical._configure_unique, (0, 4)))
+                       (_unique._configure_unique_window, (window,)), (_unique._configure_unique, (0, 4)))
 
 
 @pytest.mark.parametrize("cls", ["circle", "almost_strongly", "strongly", "profit_ceiling", "spanner_strongly"])

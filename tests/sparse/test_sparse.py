@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from oracles import brute_force, general_path, knob, knob_against_dp, no_count_fills, off_and_on
 
 from remat_knapsack import SolverMemoryError, instances, solve
-from remat_knapsack.sparse import _canonical, _sparse
+from remat_knapsack.sparse import _decide, _prefix_bounds, _sparse, _unique
 from remat_knapsack.sparse import _solver as sparse
 
 small = st.integers(1, 12).flatmap(
@@ -614,13 +614,13 @@ def test_core_skips_items_that_cannot_improve(seed):
     assert s.stats["opt_steps"] < 100
 
 
-# The canonical pass's prefix probe (``_canonical._prefix_probe``): a decide run on
+# The canonical pass's prefix probe (``_decide._prefix_probe``): a decide run on
 # the shortest prefix the bounds allow, which leaves out every witness item
 # above it at once. Forced on (gap 1) it runs on small instances too.
 
 
 def _probe(gap, states=4096, per_item=8):
-    return _configured(_canonical._configure_probe, gap, states, per_item)
+    return _configured(_decide._configure_probe, gap, states, per_item)
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -639,14 +639,14 @@ def test_prefix_probe_skips_the_chain_on_subset_sum():
     assert on.stats["queries"] < off.stats["queries"]
 
 
-# The canonical pass's window run (``_canonical._window``): the decide run's
+# The canonical pass's window run (``_decide._window``): the decide run's
 # question on the items nearest the break, those before kept and those after
 # left out. Forced on (a window of 2 items, from 1 item below k) it runs on
 # small instances too.
 
 
 def _window(window, window_from=1, states=16384):
-    return _configured(_canonical._configure_window, window, window_from, states)
+    return _configured(_decide._configure_window, window, window_from, states)
 
 
 # The prefix probe and the window run forced on, against brute force; with
@@ -697,14 +697,14 @@ def test_window_run_answers_on_strongly_correlated_items():
 def test_greedy_backoff_keeps_the_set(cls):
     # n=10^4, R=10^6: no greedy set below a witness item reaches the target
     # (16 and 52 tries); backing off after 4 misses tries fewer, same set
-    off, on = off_and_on(cls, 10_000, 10**6, 0, knob(_canonical._configure_greedy_misses, 0))
+    off, on = off_and_on(cls, 10_000, 10**6, 0, knob(_decide._configure_greedy_misses, 0))
     assert off.stats["greedy_found"] == on.stats["greedy_found"] == 0
     assert on.stats["greedy_tries"] < off.stats["greedy_tries"]
 
 
 @pytest.mark.parametrize("misses", [0, 1])  # never back off; back off after every miss
 def test_greedy_backoff_against_dp(misses):
-    found = knob_against_dp(960 + misses, lambda rng: knob(_canonical._configure_greedy_misses, misses),
+    found = knob_against_dp(960 + misses, lambda rng: knob(_decide._configure_greedy_misses, misses),
                             "greedy_found", n_max=120, tries=120)
     assert found > 0  # greedy sets answered some witness items either way
 
@@ -730,7 +730,7 @@ def test_count_sums_and_two_lists_against_dp(seed):
 
 # The canonical pass asks a question of the complement in the prefix, a
 # knapsack with weights and values swapped, when that is the smaller one
-# (``_canonical._complement``), and after a yes finds the least prefix that
+# (``_fills._complement``), and after a yes finds the least prefix that
 # holds a set by bisection (``_least_prefix``). Subset-sum and profit ceiling
 # items take that path.
 
@@ -769,9 +769,9 @@ def test_complement_against_dp(family):
         assert asked > 0  # the complement answered, so that path was taken
 
 
-# Avoid mode (``_sparse._core`` with ``pool.avoid``): a decide run for a set
+# Avoid mode (``_expand._core`` with ``pool.avoid``): a decide run for a set
 # *other than* a given one, which the canonical pass asks to prove its witness
-# the only optimal set left (``_canonical._unique``).
+# the only optimal set left (``_unique._unique``).
 
 
 def _differs(bits, avoid):
@@ -917,7 +917,7 @@ def test_avoid_mode_long_runs(family):
 
 
 def _unique_from(states):
-    return _configured(_canonical._configure_unique, states, 4)
+    return _configured(_unique._configure_unique, states, 4)
 
 
 @settings(max_examples=300, deadline=None)
@@ -958,7 +958,7 @@ def test_unique_run_against_dp(seed):
 
 
 def _twins(on):
-    return _configured(lambda flag: (_canonical._configure_twins(flag),), on)
+    return _configured(lambda flag: (_unique._configure_twins(flag),), on)
 
 
 @pytest.mark.parametrize("twins", [False, True])
@@ -997,7 +997,7 @@ def test_twins_skip_swaps_of_copies():
 
 
 def _chain_start(on):
-    return _configured(lambda flag: (_canonical._configure_chain_start(flag),), on)
+    return _configured(lambda flag: (_unique._configure_chain_start(flag),), on)
 
 
 @pytest.mark.parametrize("chain_start", [False, True])
@@ -1098,14 +1098,14 @@ def test_top_values_are_the_value_prefix_sums_largest_first():
             assert top.sums() is top.sums()
 
 
-# Dantzig's bound below a witness item (``_canonical._lp_keep``), at the
+# Dantzig's bound below a witness item (``_prefix_bounds._lp_keep``), at the
 # items' own break item, before any decide run: from the efficiency blocks
 # at the pass's position, streamed below it.
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_lp_keep_against_dp(seed):
-    kept = knob_against_dp(900 + seed, lambda rng: knob(_canonical._configure_lp, True), "lp_kept", n_max=300,
+    kept = knob_against_dp(900 + seed, lambda rng: knob(_prefix_bounds._configure_lp, True), "lp_kept", n_max=300,
                            families=["profit_ceiling", "uncorrelated", "weakly", "strongly", "subset_sum"])
     assert kept > 0  # the bound proved items needed, so that path was taken
 
@@ -1114,19 +1114,19 @@ def test_lp_keep_proves_profit_ceiling_items_needed():
     # n=10^4: the break item's multiplier leaves the witness items a bound a
     # fraction above the target; their own break item's is below it. The same
     # set with the bound off, where decide runs prove them needed.
-    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_canonical._configure_lp, False))
+    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_prefix_bounds._configure_lp, False))
     assert off.stats["lp_tries"] == 0 and on.stats["lp_kept"] > 0
     assert on.stats["queries"] < off.stats["queries"]
 
 
-# The greedy set below a witness item (``_canonical._greedy_below``) starts
+# The greedy set below a witness item (``_decide._greedy_below``) starts
 # at the break item that Dantzig's bound just found from the blocks, on
 # integral items: the items before it are taken without a pass.
 
 
 @pytest.mark.parametrize("seed", range(2))
 def test_greedy_from_break_against_dp(seed):
-    started = knob_against_dp(920 + seed, lambda rng: knob(_canonical._configure_lp, True), "greedy_from_break",
+    started = knob_against_dp(920 + seed, lambda rng: knob(_prefix_bounds._configure_lp, True), "greedy_from_break",
                               n_max=300, families=["profit_ceiling", "uncorrelated", "weakly", "inverse_strongly"])
     assert started > 0  # some greedy sets started at the break item
 
@@ -1134,7 +1134,7 @@ def test_greedy_from_break_against_dp(seed):
 def test_greedy_from_break_keeps_the_set():
     # profit ceiling, n=10^4: greedy sets answer witness items near the top;
     # with Dantzig's bound off each one streams every item, the same sets
-    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_canonical._configure_lp, False))
+    off, on = off_and_on("profit_ceiling", 10_000, 10**4, 0, knob(_prefix_bounds._configure_lp, False))
     assert off.stats["greedy_from_break"] == 0 < on.stats["greedy_from_break"]
     assert on.stats["greedy_found"] > 0
 

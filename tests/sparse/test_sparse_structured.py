@@ -64,11 +64,11 @@ def test_cardinality_target_is_an_upper_bound(w, v, c, saved):
 def pair_every_step():
     """Pair states with outside items at every core step of every run
     (``_pairs.pxd``), so small instances exercise every pairing path."""
-    from remat_knapsack.sparse import _sparse
+    from remat_knapsack.sparse import _expand
 
-    old = _sparse._configure_pairing(1)
+    old = _expand._configure_pairing(1)
     yield
-    _sparse._configure_pairing(old)
+    _expand._configure_pairing(old)
 
 
 @pytest.mark.parametrize("seed", range(3))

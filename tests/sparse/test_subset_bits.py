@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from oracles import general_path, knob, knob_against_dp, off_and_on
 
-from remat_knapsack.sparse._canonical import _configure_sums_bits, _subset_bits_py
+from remat_knapsack.sparse._fills import _configure_sums_bits, _subset_bits_py
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from oracles import knob_against_dp, no_count_fills, off_and_on
 
 from remat_knapsack import instances
-from remat_knapsack.sparse._canonical import _configure_two_lists, _two_lists_py
+from remat_knapsack.sparse._fills import _configure_two_lists, _two_lists_py
 
 items = st.integers(0, 10).flatmap(
     lambda n: st.tuples(

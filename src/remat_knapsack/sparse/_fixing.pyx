@@ -37,7 +37,7 @@ from libc.math cimport fabs
 from libc.stdint cimport uint8_t
 from libc.string cimport memset
 
-from ._sparse cimport ABS_SLACK
+from ._pool cimport ABS_SLACK
 from ._positive cimport positive_part
 
 

@@ -53,8 +53,8 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 from _models import Decoder  # noqa: E402
 
 from remat_knapsack.torch import plan_checkpoints  # noqa: E402
-from remat_knapsack.torch._measure import profile_peak_bytes  # noqa: E402
 from remat_knapsack.torch.eager._plan import _resolve_units, build_plan  # noqa: E402
+from remat_knapsack.torch.step import profile_peak_bytes  # noqa: E402
 
 MiB = 1 << 20
 FIELDS = ["model", "limit", "limit_mib", "method", "fits", "peak_mib", "predicted_mib", "step_ms", "replay_ms",

@@ -344,7 +344,7 @@ def paired_times(model, args, loss, backend, solver, budget, rounds):
     import torch._functorch.config as fconfig
 
     from remat_knapsack.torch import KnapsackSolver, use_solver
-    from remat_knapsack.torch._sweep import _default_loss
+    from remat_knapsack.torch.step import default_loss as _default_loss
 
     loss_fn = loss or _default_loss
     torch._dynamo.reset()
@@ -379,8 +379,9 @@ def interval_check(name: str, pairs: int = 60) -> dict:
     import random
 
     from remat_knapsack.torch import PEAK_BUDGET, KnapsackSolver
-    from remat_knapsack.torch._peaks import _compile_and_capture, step_peak
-    from remat_knapsack.torch._sweep import _check_model
+    from remat_knapsack.torch.capture import compile_and_capture as _compile_and_capture
+    from remat_knapsack.torch.peaks import step_peak
+    from remat_knapsack.torch.step import check_model as _check_model
 
     model, args, loss, _ = make(name)
     _check_model(model, args, loss)
@@ -431,7 +432,7 @@ def _interval_lp(cap, nodes, base_peak, single) -> str:
     import numpy as np
     from scipy.optimize import linprog
 
-    from remat_knapsack.torch._peaks import _node_storages
+    from remat_knapsack.torch.peaks import node_storages as _node_storages
 
     g = cap.peak(cap.saved_for_plan(nodes, ()))
     events = list(g.fw_events) + list(g.bw_events)

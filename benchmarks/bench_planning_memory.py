@@ -30,7 +30,7 @@ model's processes do the same work up to the point where they differ:
   modelled peaks with every unit recomputed and with none. Then two training
   steps (SGD) under the plan, and the peak RSS is read again (the *plan+run*
   reading). Then, after both readings, one more step is profiled
-  (``remat_knapsack.torch._measure.profile_peak_bytes``, as ``sweep``
+  (``remat_knapsack.torch.step.profile_peak_bytes``, as ``sweep``
   measures a step: above what is allocated when it begins). Each row steps
   as its planner measures: the compiled rows as ``sweep`` and ``fit`` do
   (``out = model(*args); loss(out).backward()``, the output alive through the
@@ -289,7 +289,7 @@ def train_and_measure(api: str, model: Any, args: tuple, loss: Any, chosen: Any)
     ``{"run_rss_mib", "measured"}``."""
     import torch
 
-    from remat_knapsack.torch._measure import profile_peak_bytes
+    from remat_knapsack.torch.step import profile_peak_bytes
 
     loss_fn = _loss_fn(loss)
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)

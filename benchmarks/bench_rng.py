@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _results import default, write_rows  # noqa: E402
 
 from remat_knapsack.torch import _rng, use_solver  # noqa: E402
-from remat_knapsack.torch._sweep import profile_peak_bytes, saved_tensor_bytes  # noqa: E402
+from remat_knapsack.torch.step import profile_peak_bytes, saved_tensor_bytes  # noqa: E402
 
 BUDGETS = [0.0, 0.05, 0.3, 0.6]
 MiB = 1 << 20

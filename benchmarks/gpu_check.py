@@ -181,7 +181,7 @@ def _unplanned_row(model, args, loss, cap: int, unplanned: int) -> dict:
     except torch.OutOfMemoryError:
         outcome = "out of memory"
     except Exception as exc:  # a compile that ran out of memory may come back wrapped
-        from remat_knapsack.torch._measure import is_out_of_memory
+        from remat_knapsack.torch.step import is_out_of_memory
 
         outcome = "out of memory" if is_out_of_memory(exc) else f"{type(exc).__name__}: {exc}"[:300]
     peak = torch.cuda.max_memory_allocated() - start

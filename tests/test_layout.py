@@ -116,3 +116,73 @@ def test_every_subpackage_says_what_it_holds_and_may_import():
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert "import" in doc.lower(), f"{where}: say what it may import"
         assert len(doc) > 200, f"{where}: say what it holds"
+
+
+#: The planner (``remat_knapsack.torch``) from the bottom up: a part may import only parts of lower
+#: layers (and modules of its own subpackage). Parts of one layer do not import each other.
+TORCH_LAYERS = [
+    {"_symbols", "_rng", "step"},  # the private torch names; random ops; the user's step run for real
+    {"peaks"},  # what does this plan peak at
+    {"capture"},  # what are the graphs
+    {"search"},  # which plan for a limit
+    {"_plugin"},  # the solver inside the partitioner
+    {"_regions"},  # the step of a model compiled region by region
+    {"_predict", "eager"},  # predict_peaks; plan_checkpoints
+    {"_fit", "_sweep"},  # fit; sweep
+]
+TORCH = f"{NAME}.torch"
+
+
+def _torch_part(module: str) -> str | None:
+    """The part of the planner ``module`` belongs to (``peaks`` for ``...torch.peaks._graph``), None outside it."""
+    if not module.startswith(TORCH + "."):
+        return None
+    return module[len(TORCH) + 1:].split(".")[0]
+
+
+def _upward(graph: dict[str, set[str]], layer: dict[str, int]) -> list[str]:
+    """Imports between the planner's parts that point up or sideways in ``layer``."""
+    wrong = []
+    for module, imported in graph.items():
+        here = _torch_part(module)
+        if here is None:
+            continue
+        for target in imported:
+            there = _torch_part(target)
+            if there is not None and there != here and layer[there] >= layer[here]:
+                wrong.append(f"{module} -> {target}")
+    return sorted(wrong)
+
+
+def test_the_planners_arrows_point_down():
+    parts = {p.stem if p.suffix == ".py" else p.name for p in (PACKAGE / "torch").iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()}  # fmt: skip
+    layer = {part: i for i, parts_of in enumerate(TORCH_LAYERS) for part in parts_of}
+    assert parts == set(layer), f"place every part of the planner in a layer: {sorted(parts ^ set(layer))}"
+    wrong = _upward(_graph(), layer)
+    assert not wrong, "imports that point up or sideways: " + ", ".join(wrong)
+
+
+def test_an_upward_or_sideways_import_is_found():
+    layer = {"step": 0, "peaks": 1, "_fit": 2, "_sweep": 2}
+    graph = {
+        f"{TORCH}.peaks._graph": {f"{TORCH}.step._memory", f"{TORCH}.peaks._liveness", f"{NAME}.api"},
+        f"{TORCH}.step._memory": {f"{TORCH}.peaks"},  # up
+        f"{TORCH}._fit": {f"{TORCH}._sweep", f"{TORCH}.peaks"},  # sideways, then down
+    }
+    assert _upward(graph, layer) == [f"{TORCH}._fit -> {TORCH}._sweep", f"{TORCH}.step._memory -> {TORCH}.peaks"]
+
+
+#: No source file of the planner or of the sparse solver is longer than this: past it, a file does two jobs.
+MAX_LINES = 900
+
+
+def test_no_source_file_is_too_long():
+    long = []
+    for folder in ("torch", "sparse"):
+        for path in sorted((PACKAGE / folder).rglob("*")):
+            if path.suffix in (".py", ".pyx", ".pxd"):
+                lines = len(path.read_text().splitlines())
+                if lines > MAX_LINES:
+                    long.append(f"{path.relative_to(PACKAGE)} ({lines} lines)")
+    assert not long, f"over {MAX_LINES} lines: " + ", ".join(long)

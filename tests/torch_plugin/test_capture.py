@@ -16,8 +16,8 @@ torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-kna
 from torch._subclasses.fake_tensor import FakeTensor  # noqa: E402
 
 from remat_knapsack.torch import fit, predict_peaks  # noqa: E402
-from remat_knapsack.torch._measure import profile_peak_bytes  # noqa: E402
 from remat_knapsack.torch.capture import FakeMemory, fake_model, fake_unsupported, target_device  # noqa: E402
+from remat_knapsack.torch.step import profile_peak_bytes  # noqa: E402
 from tests.training_models import MODELS  # noqa: E402
 
 AOT = "aot_eager"

@@ -22,11 +22,12 @@ from torch import nn  # noqa: E402
 
 from remat_knapsack.errors import PeakLimitError  # noqa: E402
 from remat_knapsack.torch import CheckpointPlan, plan_checkpoints  # noqa: E402
-from remat_knapsack.torch._measure import profile_peak_bytes  # noqa: E402
 from remat_knapsack.torch.eager import default_units  # noqa: E402
-from remat_knapsack.torch.eager._plan import _lower_hull, _Menu, _resolve_units, build_plan  # noqa: E402
+from remat_knapsack.torch.eager._plan import _resolve_units, build_plan  # noqa: E402
 from remat_knapsack.torch.eager._record import record_step  # noqa: E402
+from remat_knapsack.torch.eager._split import Entry, Menu, lower_hull  # noqa: E402
 from remat_knapsack.torch.eager._timeline import Timeline  # noqa: E402
+from remat_knapsack.torch.step import profile_peak_bytes  # noqa: E402
 from tests.training_models import assert_same_step, make_conv_groupnorm, make_decoder, train_step  # noqa: E402
 
 MiB = 1 << 20
@@ -273,7 +274,7 @@ def test_menu_entries_are_exact_optima():
     free = items.forced | (items.eligible & (items.weights == 0))
     candidates = np.flatnonzero(items.eligible & ~free & (items.seconds > 0))
     assert 1 <= candidates.size <= 14
-    menu = _Menu(items)
+    menu = Menu(items)
     assert len(menu.entries) > 2 and menu.entries[-1].saved is None and menu.entries[-1].seconds == 0
     first = menu.entries[0]
     assert np.array_equal(first.saved, items.forced) and np.isclose(first.seconds, items.seconds[~items.forced].sum())
@@ -290,11 +291,9 @@ def test_menu_entries_are_exact_optima():
 
 
 def test_lower_hull():
-    from remat_knapsack.torch.eager._plan import _Entry
-
-    points = [_Entry(0, 10.0, None), _Entry(1, 9.5, None), _Entry(2, 5.0, None), _Entry(3, 5.0, None),
-              _Entry(4, 0.0, None)]  # fmt: skip
-    assert [(e.nbytes, e.seconds) for e in _lower_hull(points)] == [(0, 10.0), (2, 5.0), (4, 0.0)]
+    points = [Entry(0, 10.0, None), Entry(1, 9.5, None), Entry(2, 5.0, None), Entry(3, 5.0, None),
+              Entry(4, 0.0, None)]  # fmt: skip
+    assert [(e.nbytes, e.seconds) for e in lower_hull(points)] == [(0, 10.0), (2, 5.0), (4, 0.0)]
 
 
 def test_random_and_state_writing_ops_are_never_replayed_from_the_cache():

@@ -24,7 +24,7 @@ torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-kna
 
 from remat_knapsack.errors import PeakLimitError, StepOutOfMemoryError  # noqa: E402
 from remat_knapsack.torch import _fit, _sweep, fit, sweep  # noqa: E402
-from remat_knapsack.torch._measure import is_out_of_memory  # noqa: E402
+from remat_knapsack.torch.step import check_model, is_out_of_memory  # noqa: E402
 from tests.training_models import MODELS  # noqa: E402
 
 WORKER = Path(__file__).with_name("capped_worker.py")
@@ -141,6 +141,6 @@ def test_a_real_check_that_runs_out_of_memory_says_the_step_does_not_fit():
             raise RuntimeError(CPU_OOM)
 
     with pytest.raises(StepOutOfMemoryError, match="does not fit in memory"):
-        _sweep._check_model(OutOfMemory(), (torch.randn(2),), None)
+        check_model(OutOfMemory(), (torch.randn(2),), None)
     with pytest.raises(ValueError, match="does not run on args"):  # on fake tensors: a real error is the model's
         fit(torch.nn.Linear(3, 3), (torch.randn(2, 4),), 1 << 20, backend=AOT)

@@ -38,7 +38,7 @@ def _mlp(blocks: int = 3, d: int = 32, rows: int = 1024):
 def _measured_peak(model, args, budget):
     import torch._functorch.config as fconfig
 
-    from remat_knapsack.torch._sweep import profile_peak_bytes
+    from remat_knapsack.torch.step import profile_peak_bytes
 
     torch._dynamo.reset()
     with fconfig.patch(activation_memory_budget=budget, enable_autograd_cache=False,
@@ -58,7 +58,7 @@ def _measured_peak(model, args, budget):
 
 @pytest.fixture(scope="module")
 def captured():
-    from remat_knapsack.torch._peaks import _compile_and_capture
+    from remat_knapsack.torch.capture import compile_and_capture as _compile_and_capture
 
     model, args = _mlp()
     caps = _compile_and_capture(model, args, "aot_eager")
@@ -100,7 +100,8 @@ def _candidates(cap):
 
 
 def test_constrained_search_matches_brute_force(captured):
-    from remat_knapsack.torch._peaks import search_plan, step_peak
+    from remat_knapsack.torch.peaks import step_peak
+    from remat_knapsack.torch.search import search_plan
 
     _, _, caps = captured
     cap = caps[0]
@@ -171,7 +172,7 @@ def test_peak_limit_error_is_importable_without_torch_and_a_value_error():
 
 def test_a_plan_between_the_samples_with_a_lower_peak_is_found_when_no_sample_fits():
     """The peak need not fall as a plan keeps less: the gaps beside the lowest sample are searched."""
-    from remat_knapsack.torch._peaks import _lowest_between_picks
+    from remat_knapsack.torch.search._plan import _lowest_between_picks
 
     def peak(j):  # lowest at breakpoint 13, between the samples 10 and 20
         return 100 + 10 * abs(j - 13)

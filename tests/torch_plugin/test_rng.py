@@ -13,14 +13,14 @@ torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-kna
 import torch._functorch.config as fconfig  # noqa: E402
 from training_models import make_dropout_mlp  # noqa: E402
 
-from remat_knapsack.torch import KnapsackSolver, _peaks, _plugin, _rng  # noqa: E402
+from remat_knapsack.torch import KnapsackSolver, _plugin, _rng, capture  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def captured():
     model, args, _ = make_dropout_mlp()
     torch._dynamo.reset()
-    with _peaks.capture_graphs() as caps, fconfig.patch(activation_memory_budget=1.0, enable_autograd_cache=False):
+    with capture.capture_graphs() as caps, fconfig.patch(activation_memory_budget=1.0, enable_autograd_cache=False):
         torch.compile(model, backend="aot_eager")(*args)
     torch._dynamo.reset()
     assert len(caps) == 1

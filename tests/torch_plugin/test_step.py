@@ -12,7 +12,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-knapsack[torch]')")
 
-from remat_knapsack.torch import _peaks, fit, predict_peaks, sweep  # noqa: E402
+from remat_knapsack.torch import capture, fit, peaks, predict_peaks, sweep  # noqa: E402
+from remat_knapsack.torch.step import allocated_bytes  # noqa: E402
 
 MiB = 1 << 20
 
@@ -48,7 +49,7 @@ def _errors(model, args, budgets, backend, loss, regions=None):
 
 def test_the_loss_outside_the_model_is_measured_and_modelled():
     model, args = _head()
-    outside = _peaks.measure_outside(model, args, _logsumexp_loss)
+    outside = capture.measure_outside(model, args, _logsumexp_loss)
     logits = 256 * 1024 * 4
     assert outside.tangent_bytes == [logits]  # the loss hands back a full-size gradient
     assert outside.loss_peak_bytes >= logits  # and allocates at least that while it runs
@@ -58,7 +59,7 @@ def test_the_loss_outside_the_model_is_measured_and_modelled():
 
 def test_a_scalar_loss_adds_almost_nothing():
     model, args = _head()
-    outside = _peaks.measure_outside(model, args, lambda out: out.sum())
+    outside = capture.measure_outside(model, args, lambda out: out.sum())
     assert outside.tangent_bytes == [4] and outside.loss_peak_bytes <= 64
 
 
@@ -120,13 +121,13 @@ def test_inductor_predictions_count_a_fallback_kernels_scratch():
 def test_the_inductor_schedule_fuses_what_the_liveness_pass_counts():
     """One plan, both models: inductor's timeline never allocates more than the FX liveness pass."""
     model, args = _head()
-    (cap,) = _peaks._compile_and_capture(model, args, "inductor")
+    (cap,) = capture.compile_and_capture(model, args, "inductor")
     assert cap.backend == "inductor"
     saved = list(cap.node_info.inputs)
     fused = cap.peak(saved)
     cap.backend = "aot_eager"
     unfused = cap.peak(saved)
-    assert 0 < _peaks.step_peak([fused]) <= _peaks.step_peak([unfused])
+    assert 0 < peaks.step_peak([fused]) <= peaks.step_peak([unfused])
     assert fused.saved_bytes == unfused.saved_bytes  # the same partition
 
 
@@ -244,6 +245,6 @@ def test_a_limit_just_below_the_smallest_modelled_peak_is_compiled_and_measured_
 
 
 def test_cuda_sizes_are_counted_as_the_caching_allocator_counts_them():
-    assert [_peaks.allocated_bytes(n, "cuda") for n in (0, 1, 511, 512, 513, 4096 + 4)] == [0, 512, 512, 512, 1024,
+    assert [allocated_bytes(n, "cuda") for n in (0, 1, 511, 512, 513, 4096 + 4)] == [0, 512, 512, 512, 1024,
                                                                                               4608]  # fmt: skip
-    assert _peaks.allocated_bytes(513, "cpu") == 513
+    assert allocated_bytes(513, "cpu") == 513

@@ -56,6 +56,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                         "(no step is measured)")  # fmt: skip
     s.add_argument("--device", choices=("cpu", "cuda"),
                    help="with --eager: where the step will run (default: the model's device, cpu on meta)")
+    s.add_argument("--drop-output", action="store_true",
+                   help="plan the step loss(model(x)).backward(), the output freed before the backward "
+                        "(as Hugging Face's Trainer); default: out = model(x) kept through the backward")
     s.add_argument("--out", default="fit.json", metavar="FILE", help="the report as JSON (default fit.json)")
     s.set_defaults(func=cmd_fit)
     return s
@@ -79,7 +82,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     model, inputs, loss = _load_target(args.target)
     try:
         report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats,
-                     regions=args.regions)  # fmt: skip
+                     regions=args.regions, keep_output=not args.drop_output)  # fmt: skip
     except (PeakLimitError, StepOutOfMemoryError) as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
     except ValueError as e:
@@ -112,7 +115,8 @@ def _cmd_eager(args: argparse.Namespace) -> int:
         raise CliError("--regions is for compiled plans; with --eager name the submodules with --units")
     model, inputs, loss = _load_target(args.target, meta=args.meta)
     try:
-        plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units, device=args.device)
+        plan = plan_checkpoints(model, inputs, args.max_peak, loss=loss, units=args.units, device=args.device,
+                                keep_output=not args.drop_output)  # fmt: skip
         measured = None if args.meta else plan.measure(inputs, loss=loss)
     except (PeakLimitError, StepOutOfMemoryError) as e:
         raise CliError(str(e), EXIT_NO_FIT) from None

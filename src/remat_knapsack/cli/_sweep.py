@@ -62,6 +62,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="submodules compiled one by one, the rest eager (default: the whole model)")  # fmt: skip
     s.add_argument("--out", default="sweep-results", metavar="DIR",
                    help="for sweep.csv and sweep.png (default sweep-results)")  # fmt: skip
+    s.add_argument("--drop-output", action="store_true",
+                   help="measure the step loss(model(x)).backward(), the output freed before the backward "
+                        "(as Hugging Face's Trainer); default: out = model(x) kept through the backward")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(func=cmd_sweep)
     return s
@@ -112,7 +115,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     model, inputs, loss = _load_target(args.target)
     try:
         report = sweep(model, inputs, budgets=args.budgets, loss=loss, backend=args.backend, regions=args.regions,
-                       solver=args.solver, repeats=args.repeats, progress=not args.quiet)  # fmt: skip
+                       solver=args.solver, repeats=args.repeats, progress=not args.quiet,
+                       keep_output=not args.drop_output)  # fmt: skip
     except ValueError as e:
         raise CliError(str(e)) from None
     out = Path(args.out)

@@ -102,7 +102,7 @@ the liveness pass models them. A loss computed outside the compiled model is
 measured once eagerly and added between the forward and the backward.
 ``regions=["layers.0", ...]`` plans a model compiled block by block (the
 rest eager), and under ``torchrun`` (DDP, FSDP2) every rank plans alike: both
-learn the step from one profiled run of it (``_regions``, ``_ranks``).
+learn the step from one profiled run of it (``_regions``, ``step``).
 
 Random ops
 ----------
@@ -131,24 +131,28 @@ they found: the config values and whether the wrapper was in place.
 
 For maintainers
 ---------------
-Holds ``_plugin`` (:class:`KnapsackSolver`, :func:`install`, :func:`use_solver`,
-:func:`record_instances`), ``_sweep`` (:func:`sweep`, which compiles a model at
-each budget and measures it), ``_measure`` (a step's measured peak and saved
-bytes), ``_rng`` (no random op recomputed), ``_peaks`` (the peak model),
-``_inductor_peaks`` (its inductor timeline), ``_regions`` (a recorded step:
-models compiled block by block, and under torch.distributed), ``_ranks`` (one
-decision on every rank) and ``_fit`` (:func:`predict_peaks`, :func:`fit`).
-``_state`` (what planning puts back: gradients, buffers, random generators) and
-``capture`` (the step on fake tensors: :func:`~.capture.fake_model`, the
-eager loss around the graphs). ``_rng``, ``_measure``, ``_state`` and
-``_ranks`` import none of the others, ``capture`` only ``_measure``,
-``_inductor_peaks`` only ``_measure``; ``_peaks`` imports only those. May
-import: torch, and every torch-free part of the package
+The planner is laid out by the question each part answers (the
+architecture page of the docs draws it), each arrow pointing down:
+
+* ``_fit`` (:func:`fit`), ``_predict`` (:func:`predict_peaks`), ``_sweep``
+  (:func:`sweep`) and ``eager`` (:func:`plan_checkpoints`): the planning calls;
+* ``_regions``: the step of a model compiled region by region, or under
+  torchrun, recorded once and replayed with any plan;
+* ``_plugin``: :class:`KnapsackSolver` inside PyTorch's partitioner,
+  :func:`install`, :func:`use_solver`, :func:`record_instances`;
+* ``search``: which plan for a limit (the peak-constrained search per graph);
+* ``capture``: what are the graphs (the partitioner's joint graphs, one
+  compile on real, fake or meta tensors, the loss around them);
+* ``peaks``: what does this plan peak at (``aot_eager``'s liveness,
+  inductor's wrapper code, several graphs on one step);
+* ``step``: the user's step run for real (checks, measured memory, what
+  planning puts back, the ranks under torchrun);
+* ``_rng`` (no random op recomputed) and ``_symbols`` (the private torch
+  names relied on) at the bottom.
+
+May import: torch, and every torch-free part of the package
 (:mod:`remat_knapsack.api`, :mod:`remat_knapsack.tradeoff`,
 :mod:`remat_knapsack.sweep_report`, :mod:`remat_knapsack._common`).
-``eager`` (:func:`plan_checkpoints`) imports ``_ranks``, ``_measure``,
-``_state``, ``capture`` and ``_sweep``'s argument checks, never the compiled
-path's peak model.
 The documentation build drops this section from the API page.
 """
 
@@ -163,12 +167,7 @@ from ._symbols import MIN_TORCH, check  # noqa: E402
 
 check()  # an unsupported torch fails here, naming the first private name it lacks
 
-from ._fit import (  # noqa: E402
-    FitReport,
-    fit,
-    predict_peaks,  # noqa: E402
-)
-from ._peaks import PeakPrediction  # noqa: E402
+from ._fit import FitReport, fit  # noqa: E402
 from ._plugin import (  # noqa: E402
     PEAK_BUDGET,
     KnapsackSolver,
@@ -180,8 +179,10 @@ from ._plugin import (  # noqa: E402
     uninstall,
     use_solver,
 )
+from ._predict import predict_peaks  # noqa: E402
 from ._sweep import sweep  # noqa: E402
 from .eager import CheckpointPlan, UnitPlan, plan_checkpoints  # noqa: E402
+from .peaks import PeakPrediction  # noqa: E402
 
 __all__ = [
     "MIN_TORCH",

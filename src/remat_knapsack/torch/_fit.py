@@ -30,15 +30,30 @@ import torch
 import torch._functorch.config as _fconfig
 
 from ..errors import PeakLimitError
-from ..sweep_report import check_budgets
-from . import _peaks, _ranks, _regions
 from . import _plugin as _rt
-from ._measure import is_out_of_memory, out_of_memory_message, profile_peak_bytes, release, saved_tensor_bytes
-from ._state import preserved
-from ._sweep import _check_model, _device, _sync, _zero_grad
-from .capture import fake_model, is_meta, measure_outside, on_fakes, target_device
+from . import _regions
+from ._predict import learn_step
+from .capture import capture_backend, capture_graphs, fake_model, is_meta
+from .peaks import step_peak
+from .step import (
+    agree,
+    check_keep_output,
+    device_of,
+    gather_objects,
+    is_out_of_memory,
+    max_over_ranks,
+    out_of_memory_message,
+    preserved,
+    profile_peak_bytes,
+    release,
+    run_step,
+    saved_tensor_bytes,
+    sync,
+    world_size,
+    zero_grad,
+)
 
-__all__ = ["FitReport", "fit", "predict_peaks", "MAX_COMPILES"]
+__all__ = ["FitReport", "fit", "MAX_COMPILES"]
 
 #: Compiles :func:`fit` may spend (the first plan and up to two corrections).
 MAX_COMPILES = 3
@@ -133,6 +148,7 @@ def fit(
     backend: Any = "inductor",
     repeats: int = 5,
     regions: Sequence[str] | None = None,
+    keep_output: bool = True,
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
 
@@ -159,6 +175,12 @@ def fit(
     is real (so is the planning under torch.distributed): there, plans are
     chosen inside the real compile.
 
+    ``keep_output``: the step planned and measured. True (default):
+    ``out = model(*args); loss(out).backward()``, the output alive through
+    the backward. False: ``loss(model(*args)).backward()``, the output freed
+    after the loss, as Hugging Face's ``Trainer`` does. The plan is for that
+    step; :attr:`FitReport.solver` carries it.
+
     The model's gradients, buffers and the random generators are as they
     were when ``fit`` returns or raises.
 
@@ -179,17 +201,18 @@ def fit(
     """
     limit = _rt.check_peak_limit(max_peak_bytes)
     repeats = _check_repeats(repeats)
+    keep_output = check_keep_output(keep_output)
     args = args if isinstance(args, tuple) else (args,)
     if is_meta(model, args):
         raise ValueError("fit compiles and measures the plan, and the model or an input is on the meta "
                          "device: ask predict_peaks or plan_checkpoints there, or materialise the model")
     regions = _regions.check_regions(model, regions)
-    device = _device(model, args)
+    device = device_of(model, args)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
     with preserved(model, args, device):
-        loss_fn, step, outside, fakes = _learn_step(model, args, loss, regions, backend, device)
+        loss_fn, step, outside, fakes = learn_step(model, args, loss, regions, backend, device, keep_output)
         attempts, tried, compiles = _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats,
-                                              device, regions)  # fmt: skip
+                                              device, regions, keep_output)  # fmt: skip
     fitting = [(r, s) for r, s in tried if r["peak_bytes"] is not None and r["peak_bytes"] <= limit]
     if not fitting:
         measured = [r["peak_bytes"] for r in attempts if r["peak_bytes"] is not None]
@@ -211,7 +234,7 @@ def fit(
     )
 
 
-def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats, device, regions):
+def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats, device, regions, keep_output):
     """:func:`fit`'s compiles: (each attempt's result, (result, solver) of those measured, compiles)."""
     target = limit
     attempts: list[dict[str, Any]] = []
@@ -221,13 +244,15 @@ def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeat
     try:
         for _ in range(MAX_COMPILES):
             solver = _rt.KnapsackSolver("auto", max_peak_bytes=target)
+            solver._keep_output = keep_output
             if step is None:  # one graph: the loss and its tangents are that graph's
                 solver._tangent_bytes = outside.tangent_bytes
                 solver._loss_peak_bytes = outside.loss_peak_bytes
+                solver._loss_phases = outside.loss_phases
             else:  # several: the recorded step composes them, the loss between forwards and backwards
                 step.reset()
                 solver._step = step
-            result, solver = _ranks.agree(f"compile {compiles + 1} of fit", lambda: _plan_and_measure(  # noqa: B023
+            result, solver = agree(f"compile {compiles + 1} of fit", lambda: _plan_and_measure(  # noqa: B023
                 model, args, loss_fn, solver, backend, repeats, device, regions, fakes))  # noqa: B023
             result = _shared(result)
             compiles += 1
@@ -288,45 +313,21 @@ def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeat
     return attempts, tried, compiles
 
 
-def _learn_step(model, args, loss, regions, backend, device) -> tuple[Any, Any, Any, bool]:
-    """The loss, and what the peak model adds to the graphs: (loss_fn, recorded step, outside, on fakes).
-
-    With ``regions`` or under torch.distributed, one step is recorded on the
-    real tensors (:func:`_regions.record_step`; under torch.distributed its
-    segments are gathered from every rank, so that every rank plans alike).
-    Otherwise the model and its loss run on fake tensors (nothing allocated):
-    the loss's own peak is learnt there (:func:`~.capture.measure_outside`),
-    and the plans are chosen there too (``fakes`` true); on the real tensors
-    when fake tensors cannot run the model.
-    """
-    if regions is None and _ranks.world_size() == 1:
-        def learn(fake: Any) -> tuple[Any, Any, bool]:
-            loss_fn = _check_model(model, args, loss, fake)
-            return loss_fn, measure_outside(model, args, loss_fn, device, fake), fake is not None
-
-        loss_fn, outside, fakes = on_fakes(model, args, None, learn)
-        return loss_fn, None, outside, fakes
-    loss_fn = _ranks.agree("checking the model and loss", lambda: _check_model(model, args, loss))
-    step = _ranks.agree("recording one step", lambda: _regions.record_step(model, args, loss_fn, regions,
-                                                                            backend, device))  # fmt: skip
-    return loss_fn, _regions.gather_ranks(step), None, False
-
-
 def _shared(result: dict[str, Any]) -> dict[str, Any]:
     """``result`` with its measurements the worst over ranks, so that every rank decides alike.
 
     A plan that ran out of memory on any rank ran out of memory on all.
     """
-    if _ranks.world_size() == 1:
+    if world_size() == 1:
         return result
-    failed = [text for text in _ranks.gather_objects(result.get("out_of_memory")) if text]
+    failed = [text for text in gather_objects(result.get("out_of_memory")) if text]
     if failed:
         return {**result, "peak_bytes": None, "step_seconds": None, "saved_bytes": None, "out_of_memory": failed[0]}
     for key in ("peak_bytes", "saved_bytes"):
         if result.get(key) is not None:
-            result[key] = _ranks.max_over_ranks(result[key])
+            result[key] = max_over_ranks(result[key])
     if result.get("step_seconds") is not None:
-        result["step_seconds"] = max(_ranks.gather_objects(float(result["step_seconds"])))
+        result["step_seconds"] = max(gather_objects(float(result["step_seconds"])))
     return result
 
 
@@ -337,10 +338,12 @@ def _report_solver(solver: Any) -> Any:
     with it saves the same nodes without searching again.
     """
     fresh = _rt.KnapsackSolver("auto", max_peak_bytes=solver.max_peak_bytes)
+    fresh._keep_output = solver._keep_output
     if solver._step is not None:
         fresh._step = solver._step
     else:
         fresh._tangent_bytes, fresh._loss_peak_bytes = solver._tangent_bytes, solver._loss_peak_bytes
+        fresh._loss_phases = solver._loss_phases
     fresh.plans = dict(solver.plans)
     return fresh
 
@@ -377,7 +380,7 @@ def _plan_on_fakes(model: Any, args: tuple, solver: Any, backend: Any) -> None:
             fake = stack.enter_context(fake_model(model, args))
             stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
             stack.enter_context(_rt.use_solver(solver))
-            compiled = torch.compile(model, backend=_peaks._capture_backend(backend))
+            compiled = torch.compile(model, backend=capture_backend(backend))
             with fake.mode:
                 compiled(*fake.args)
     finally:
@@ -394,52 +397,52 @@ def _recomputes(solver: Any) -> bool:
 def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions=None) -> dict[str, Any]:
     """One compile with ``solver`` and one measurement, as ``sweep`` measures a budget.
 
-    A step that runs out of memory is this plan's answer: the result says so
+    The step is the form the solver plans for (``solver._keep_output``,
+    :func:`~.step.run_step`). A step that runs out of memory is this plan's answer: the result says so
     (``out_of_memory``, no measured peak), and the memory is given back.
     """
     torch._dynamo.reset()
     out_of_memory = None
     with contextlib.ExitStack() as stack:
-        caps = stack.enter_context(_peaks.capture_graphs())
+        caps = stack.enter_context(capture_graphs())
         stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
         stack.enter_context(_rt.use_solver(solver))
         compiled = stack.enter_context(_regions.compiled(model, regions, backend))
 
         def step() -> None:
-            out = compiled(*args)
-            loss_fn(out).backward()
+            run_step(compiled, args, loss_fn, solver._keep_output)
 
         try:
-            _zero_grad(model, args)
+            zero_grad(model, args)
             step()  # compiles: the solver plans here (or replays the plan chosen on fake tensors)
             if any(not c["fits"] for c in solver.choices):  # no plan's modelled peak fits: no measurement
                 mins = [c["min_peak_bytes"] for c in solver.choices]
                 return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
                         "min_modelled_peak_bytes": max(mins) if mins else None}  # fmt: skip
-            _zero_grad(model, args)
+            zero_grad(model, args)
             saved = saved_tensor_bytes(step)
-            _zero_grad(model, args)
+            zero_grad(model, args)
             peak = profile_peak_bytes(step, device)
             times = []
             for _ in range(repeats):
-                _zero_grad(model, args)
-                _sync(device)
+                zero_grad(model, args)
+                sync(device)
                 t0 = time.perf_counter()
                 step()
-                _sync(device)
+                sync(device)
                 times.append(time.perf_counter() - t0)
         except Exception as exc:
             if not is_out_of_memory(exc):
                 raise
             out_of_memory = out_of_memory_message(exc)
         finally:
-            _zero_grad(model, args)
+            zero_grad(model, args)
     records = solver.history
     # every partitioned graph went through the peak solver's choice (use_solver wraps choose_saved_values_set)
     if solver._step is not None:  # regions: the recorded step with every graph at its chosen plan
         predicted = solver._step.peak()
     else:
-        predicted = _peaks.step_peak(solver._graph_peaks) if solver._graph_peaks else None
+        predicted = step_peak(solver._graph_peaks) if solver._graph_peaks else None
     fits = all(c["fits"] for c in solver.choices)
     mins = [c["min_peak_bytes"] for c in solver.choices]
     result = {
@@ -458,92 +461,3 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
         return {**result, "peak_bytes": None, "step_seconds": None, "saved_bytes": None,
                 "out_of_memory": out_of_memory}  # fmt: skip
     return {**result, "peak_bytes": int(peak), "step_seconds": statistics.median(times), "saved_bytes": int(saved)}
-
-
-def predict_peaks(
-    model: Callable[..., Any],
-    args: Any,
-    budgets: Sequence[float],
-    *,
-    loss: Callable[[Any], Any] | None = None,
-    backend: Any = "inductor",
-    regions: Sequence[str] | None = None,
-    device: str | None = None,
-) -> list[_peaks.PeakPrediction]:
-    """Predicted peak and saved bytes of one training step at each budget, from one compile.
-
-    The model is compiled once, on fake tensors (its parameters, buffers and
-    inputs swapped for ``FakeTensor`` s of the same shapes: nothing of the
-    step's size is allocated, so a step that does not fit in memory is
-    predicted too); each budget's saved set is what the partitioner picks with our
-    ``"auto"`` solver (``choose_saved_values_set`` called on the captured graph,
-    shortcuts included), and its peak comes from the forward and backward
-    graphs the partitioner extracts for it: under ``inductor`` (the default,
-    ``torch.compile``'s) the wrapper code inductor generates for each graph,
-    read before any kernel is built (one to two seconds per graph); under
-    ``aot_eager`` a liveness pass over the FX graphs. Cost: one compile plus
-    that per budget, against one compile and one measured step per budget for
-    :func:`~remat_knapsack.torch.sweep`.
-
-    ``loss`` is checked as :func:`sweep` checks it. When it runs outside the
-    compiled model (the usual case: ``loss(model(x))``), its own peak between
-    the forward and the backward is counted once, on the fake outputs, and
-    added (:func:`~remat_knapsack.torch.capture.measure_outside`). When fake
-    tensors cannot run the model (an op whose output depends on values), the
-    real tensors are used instead, with a ``RuntimeWarning`` naming the op.
-
-    ``device``: where the step will run ("cpu" or "cuda"; default: the
-    model's, the CPU for a model on the meta device). A model built under
-    ``with torch.device("meta"):``, with meta inputs, is predicted as the
-    same model materialised there; ``device="cuda"`` needs a torch built with
-    CUDA (the capture compiles for the device).
-
-    ``regions``: names of submodules compiled one by one, the rest eager (as
-    torchtitan compiles each block). One real step is then compiled, run and
-    measured at PyTorch's default plan (so is one under torch.distributed,
-    whose collectives need real tensors); it tells which graphs run in which
-    order (identical blocks share one graph, run once per block) and what the
-    eager code around them adds (its measured peak less the modelled one).
-    Each budget's peak composes every graph's plan over that step, with no
-    further compile (:mod:`remat_knapsack.torch._regions`).
-    """
-    budget_list = check_budgets(budgets)
-    args = args if isinstance(args, tuple) else (args,)
-    regions = _regions.check_regions(model, regions)
-    where = target_device(model, args, device)
-    if where == "cuda" and not torch.backends.cuda.is_built():
-        raise ValueError(f"device='cuda' needs a torch built with CUDA (this one is {torch.__version__}): the "
-                         "compile that captures the graphs runs for the device; plan_checkpoints(device='cuda') "
-                         "plans an eager CUDA step on any torch")  # fmt: skip
-    solver = _rt.KnapsackSolver("auto")
-    if regions is not None or _ranks.world_size() > 1:
-        if is_meta(model, args):
-            raise ValueError("regions= and torchrun learn the step from one real run of it; the model or an input "
-                             "is on the meta device: plan it without regions, or materialise it")  # fmt: skip
-        with preserved(model, args, where):
-            loss_fn, step, _, _ = _learn_step(model, args, loss, regions, backend, where)
-        out = []
-        for b in budget_list:
-            with _rt._wrapper_held():
-                graphs = {k: c.peak(c.saved_for_budget(b, solver)) for k, c in step.captures.items()}
-            out.append(_peaks.PeakPrediction(budget=b, peak_bytes=step.peak(graphs),
-                                             saved_bytes=step.saved_bytes(graphs)))  # fmt: skip
-        return out
-
-    def capture(fake: Any) -> tuple[list[Any], Any]:
-        loss_fn = _check_model(model, args, loss, fake)
-        outside = measure_outside(model, args, loss_fn, where, fake)
-        return _peaks._compile_and_capture(model, args, backend, fake), outside
-
-    with preserved(model, args, where):
-        caps, outside = on_fakes(model, args, device, capture)
-    if len(caps) == 1:
-        caps[0].tangent_bytes = outside.tangent_bytes
-        caps[0].loss_peak_bytes = outside.loss_peak_bytes
-    out = []
-    for b in budget_list:
-        with _rt._wrapper_held():
-            graphs = [c.peak(c.saved_for_budget(b, solver)) for c in caps]
-        out.append(_peaks.PeakPrediction(budget=b, peak_bytes=_peaks.step_peak(graphs),
-                                         saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
-    return out

@@ -1,6 +1,14 @@
 """The plug-in: :class:`KnapsackSolver` inside PyTorch's partitioner, and the runtimes it needs.
 
 See :mod:`remat_knapsack.torch` for how PyTorch calls a knapsack solver and when.
+With ``max_peak_bytes`` the solver chooses each graph's saved set itself
+(:meth:`KnapsackSolver.choose_saved`, called from the wrapped
+``choose_saved_values_set`` in :mod:`.capture`) by the peak-constrained search
+(:mod:`.search`).
+
+May import: torch, the exact core (:mod:`remat_knapsack.api`,
+:mod:`remat_knapsack.tradeoff`), :mod:`._rng`, :mod:`._symbols`,
+:mod:`.capture`, :mod:`.peaks` and :mod:`.search`.
 """
 
 
@@ -28,7 +36,8 @@ from .._common import _io
 from ..api import SOLVERS, solve
 from ..solution import Solution
 from ..tradeoff._curve import frontier
-from . import _peaks, _rng, _symbols
+from . import _rng, _symbols, capture, search
+from .peaks import dispatch_allowed
 
 #: Values of ``KnapsackSolver(budget=...)``: PyTorch's budget, or each graph's knee.
 BUDGETS = (None, "knee")
@@ -240,7 +249,7 @@ class KnapsackSolver(_HOOK):
         peak of one training step is at most this many bytes. The peak model
         partitions the joint graph for each plan with PyTorch's own min-cut and
         runs a liveness pass over the forward and backward graphs
-        (:mod:`remat_knapsack.torch._peaks`). ``max_memory`` is ignored; set the
+        (:mod:`remat_knapsack.torch.peaks`). ``max_memory`` is ignored; set the
         budget with :data:`PEAK_BUDGET` (:func:`use_solver` and :func:`install`
         do) so that PyTorch calls the solver. Each graph is planned against the
         whole limit; :func:`~remat_knapsack.torch.fit` measures the step and
@@ -267,7 +276,7 @@ class KnapsackSolver(_HOOK):
     :class:`SolveRecord` to :attr:`history`.
     """
 
-    #: Its plans never recompute a random op (read by the partitioner's wrapper, ``_peaks._hooked_choose``).
+    #: Its plans never recompute a random op (read by the partitioner's wrapper in :mod:`.capture`).
     keeps_random = True
 
     def __init__(
@@ -293,7 +302,7 @@ class KnapsackSolver(_HOOK):
             raise TypeError(
                 f"unknown option(s) {', '.join(unknown)}; solve() accepts {', '.join(sorted(defaults))}"
             )
-        _peaks.guard_choose()  # budget 0 never reaches a solver: guard the partitioner's early return too
+        capture.guard_choose()  # budget 0 never reaches a solver: guard the partitioner's early return too
         self.solver = solver
         self.budget = budget
         self.max_peak_bytes = max_peak_bytes
@@ -303,16 +312,20 @@ class KnapsackSolver(_HOOK):
         self._graph_peaks: list[Any] = []  # with max_peak_bytes: each graph's chosen GraphPeak, in order
         #: With ``max_peak_bytes`` (under :func:`use_solver` or :func:`install`): one dict per graph
         #: partitioned, the plan chosen ("knapsack", "default", "more_aggressive" or "inputs"),
-        #: its modelled peak, whether it fits, its recompute cost and the others' (see ``_peaks._choose_for_peak``).
+        #: its modelled peak, whether it fits, its recompute cost and the others' (see :func:`.search.choose_for_peak`).
         self.choices: list[dict[str, Any]] = []
         #: With ``max_peak_bytes``: the plan chosen for each joint graph, by its code's hash
-        #: (``_peaks.ChosenPlan``); a graph compiled again gets the same plan without a search.
+        #: (:class:`.search.ChosenPlan`); a graph compiled again gets the same plan without a search.
         self.plans: dict[str, Any] = {}
         self._current_capture: Any = None
-        #: What the engine hands each tangent and the eager loss's own peak (``_peaks.OutsideStep``);
+        #: What the engine hands each tangent and the eager loss's own peak (:class:`.capture.OutsideStep`);
         #: set by ``fit``. None and 0: the tangents' sizes, no loss modelled.
         self._tangent_bytes: list[int] | None = None
         self._loss_peak_bytes = 0
+        #: Whether the step keeps the model's output through the backward (``keep_output`` of ``fit``).
+        self._keep_output = True
+        #: The loss's phases, when the outputs are dropped between them (``OutsideStep.loss_phases``).
+        self._loss_phases: tuple[int, int, int] | None = None
         #: With regions (``_regions.Step``, set by ``fit``): the step every graph's plan is held to.
         self._step: Any = None
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
@@ -420,14 +433,12 @@ class KnapsackSolver(_HOOK):
     def _call_for_peak(self, memory, joint_graph, max_memory, node_info, nodes, runtimes, source, graph):
         cap = getattr(self, "_current_capture", None)
         if cap is None or cap.joint_graph is not joint_graph:
-            loc = _peaks._find_partition_locals()
-            cap = _peaks.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
-        cap.tangent_bytes = self._tangent_bytes
-        cap.loss_peak_bytes = self._loss_peak_bytes
-        cap.tangents_given = self._step is not None  # in a recorded step, the step makes the tangents
+            loc = capture.find_partition_locals()
+            cap = capture.Capture(joint_graph, node_info, loc.get("num_fwd_outputs"), loc.get("joint_module"))
+        self._describe_step(cap)
         start = time.perf_counter()
-        with _peaks._dispatch_allowed():
-            choice = _peaks.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
+        with dispatch_allowed():
+            choice = search.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
                                         compose=self._step_scorer(joint_graph), **_search_effort(cap, self))
         recomputed = list(choice.recompute)
         dropped = set(recomputed)
@@ -448,16 +459,52 @@ class KnapsackSolver(_HOOK):
         )  # fmt: skip
         return saved, recomputed[::-1]
 
+    def choose_saved(self, cap: Any, memory_budget: float, choose: Any) -> list[Any]:
+        """The saved set for ``cap``'s graph, chosen for :attr:`max_peak_bytes` (the wrapped partitioner calls it).
+
+        A graph this solver planned before gets the same plan again
+        (:func:`.search.replayed_plan`). Otherwise PyTorch's
+        ``choose_saved_values_set`` (``choose``) runs, which calls this solver's
+        knapsack (the peak-constrained search, on ``cap``), and the knapsack
+        plan is then compared with the budgets' own saved sets
+        (:func:`.search.choose_for_peak`).
+        """
+        joint_graph = cap.joint_graph
+        replayed = search.replayed_plan(self, joint_graph)
+        if replayed is not None:
+            return replayed
+        self._current_capture = cap
+        calls = len(self.history)
+        try:
+            saved = choose(joint_graph, cap.node_info, memory_budget=memory_budget)
+        finally:
+            self._current_capture = None
+        self._describe_step(cap)
+        searched = self.history[-1].min_peak_bytes if len(self.history) > calls else None
+        return search.choose_for_peak(cap, self, list(saved), searched)
+
+    def _describe_step(self, cap: Any) -> None:
+        """Tell ``cap`` the step around its graph: the tangents, the loss, whether the output is kept.
+
+        In a recorded step (regions, torchrun) the step makes the tangents, and dropping the
+        output is part of the eager code it measured.
+        """
+        cap.tangent_bytes = self._tangent_bytes
+        cap.loss_peak_bytes = self._loss_peak_bytes
+        cap.loss_phases = self._loss_phases
+        cap.tangents_given = self._step is not None
+        cap.keep_output = self._keep_output if self._step is None else True
+
     def _step_scorer(self, joint_graph: Any) -> Any:
         """With a recorded step: a plan's GraphPeak -> the step's peak with it, for this graph (else None)."""
         if self._step is None:
             return None
-        return self._step.scorer(_peaks.graph_key(joint_graph))
+        return self._step.scorer(capture.graph_key(joint_graph))
 
     def _planned(self, joint_graph: Any, graph_peak: Any) -> None:
         """Note the plan chosen for ``joint_graph`` in the recorded step, so later graphs see it."""
         if self._step is not None:
-            key = _peaks.graph_key(joint_graph)
+            key = capture.graph_key(joint_graph)
             if key in self._step.current:
                 self._step.current[key] = graph_peak
 
@@ -539,7 +586,7 @@ def install(
     with _lock:
         if _installed is None:
             _acquire_wrapper()
-            _peaks._acquire_choose()
+            capture.acquire_choose()
             _installed = {"solver": _fconfig.activation_memory_budget_solver,
                           "budget": _fconfig.activation_memory_budget}  # fmt: skip
         _fconfig.activation_memory_budget_solver = instance
@@ -563,7 +610,7 @@ def uninstall() -> None:
         _fconfig.activation_memory_budget = _installed["budget"]
         _installed = None
         _release_wrapper()
-        _peaks._release_choose()
+        capture.release_choose()
 
 
 @contextlib.contextmanager
@@ -590,7 +637,7 @@ def use_solver(
     peak = instance.max_peak_bytes is not None
     with _wrapper_held():
         if peak:
-            _peaks._acquire_choose()
+            capture.acquire_choose()
         _fconfig.activation_memory_budget_solver = instance
         if peak:
             _fconfig.activation_memory_budget = PEAK_BUDGET
@@ -600,7 +647,7 @@ def use_solver(
             _fconfig.activation_memory_budget_solver = previous
             _fconfig.activation_memory_budget = previous_budget
             if peak:
-                _peaks._release_choose()
+                capture.release_choose()
 
 
 # --------------------------------------------------------------------------------------

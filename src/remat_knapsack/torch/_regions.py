@@ -15,7 +15,7 @@ each compiled graph's forward and backward run: a :class:`Step`. Its
 eager parts as measured and each graph's runs as the peak model gives them. It
 learns the eager code from the one step it runs: no compile per plan.
 
-May import: torch, :mod:`._peaks`, :mod:`._plugin`, :mod:`._measure`, :mod:`._ranks`.
+May import: torch, :mod:`._plugin`, :mod:`.capture`, :mod:`.peaks` and :mod:`.step`.
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from typing import Any
 import torch
 import torch._functorch.config as _fconfig
 
-from . import _peaks, _plugin
-from ._measure import profile_timeline
-from ._ranks import gather_objects
+from . import _plugin, capture, peaks
+from .step import gather_objects, profile_timeline, run_step
 
 __all__ = ["Step", "check_regions", "compiled", "gather_ranks", "record_step"]
 
@@ -94,22 +93,22 @@ class Step:
     ``segments``: the step in time order, each ``("eager", deltas)`` (the
     allocator's events measured between graph runs: embeddings, the head, the
     loss, gradients passed between blocks), ``("forward", key)`` or
-    ``("backward", key)`` (one run of graph ``key``, :func:`~._peaks.graph_key`).
-    ``captures``: one :class:`~._peaks.Capture` per distinct key.
+    ``("backward", key)`` (one run of graph ``key``, :func:`~.capture.graph_key`).
+    ``captures``: one :class:`~.capture.Capture` per distinct key.
     ``defaults``: each graph at PyTorch's default plan (budget 1, the recorded
     one); ``current``: each graph's plan being composed (its default until a
     solver picks one).
     """
 
     segments: list[tuple[str, Any]]
-    captures: dict[str, _peaks.Capture]
+    captures: dict[str, capture.Capture]
     measured_peak_bytes: int = 0
     #: Under torch.distributed: every rank's segments (:func:`gather_ranks`); a plan's peak is the worst rank's.
     rank_segments: list[list[tuple[str, Any]]] = field(default_factory=list)
-    defaults: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+    defaults: dict[str, peaks.GraphPeak] = field(default_factory=dict)
     #: Each graph at its budget-0 plan (the least it keeps): what a graph not yet planned is assumed to be.
-    floors: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
-    current: dict[str, _peaks.GraphPeak] = field(default_factory=dict)
+    floors: dict[str, peaks.GraphPeak] = field(default_factory=dict)
+    current: dict[str, peaks.GraphPeak] = field(default_factory=dict)
 
     @property
     def order(self) -> list[str]:
@@ -122,12 +121,12 @@ class Step:
         before it)."""
         self.current = dict(self.floors or self.defaults)
 
-    def saved_bytes(self, graphs: dict[str, _peaks.GraphPeak]) -> int:
+    def saved_bytes(self, graphs: dict[str, peaks.GraphPeak]) -> int:
         """Bytes saved for backward by the graphs over the step: each run saves its own."""
         plans = {**self.current, **graphs}
         return sum(plans[k].saved_bytes for k in self.order)
 
-    def peak(self, graphs: dict[str, _peaks.GraphPeak] | None = None, **replace: Any) -> int:
+    def peak(self, graphs: dict[str, peaks.GraphPeak] | None = None, **replace: Any) -> int:
         """The step's modelled peak with ``graphs`` (by key; missing keys: :attr:`current`).
 
         ``replace``: ``key=GraphPeak`` overrides for one call (the plan being scored).
@@ -135,14 +134,14 @@ class Step:
         plans = {**self.defaults, **self.current, **(graphs or {}), **replace}
         return max(_replay(segments, plans) for segments in (self.rank_segments or [self.segments]))
 
-    def scorer(self, key: str) -> Callable[[_peaks.GraphPeak], int] | None:
+    def scorer(self, key: str) -> Callable[[peaks.GraphPeak], int] | None:
         """For the graph ``key``: a plan's GraphPeak -> the step's peak with it (None: not in this step)."""
         if key not in self.captures:
             return None
         return lambda g: self.peak(**{key: g})
 
 
-def _replay(segments: list[tuple[str, Any]], plans: dict[str, _peaks.GraphPeak]) -> int:
+def _replay(segments: list[tuple[str, Any]], plans: dict[str, peaks.GraphPeak]) -> int:
     """The peak of one rank's step: its eager segments as measured, each graph run as ``plans`` model it."""
     running = peak = 0
     for kind, item in segments:
@@ -174,7 +173,7 @@ def gather_ranks(step: Step) -> Step:
     return step
 
 
-def _calibrate(segments: list[tuple[str, Any]], plans: dict[str, _peaks.GraphPeak]) -> list[tuple[str, Any]]:
+def _calibrate(segments: list[tuple[str, Any]], plans: dict[str, peaks.GraphPeak]) -> list[tuple[str, Any]]:
     """Replace each run's measured net (``("net", bytes)``) by the part the model does not see.
 
     A graph run can free tensors the model keeps (an input whose last
@@ -196,7 +195,7 @@ def _calibrate(segments: list[tuple[str, Any]], plans: dict[str, _peaks.GraphPea
     return out
 
 
-def _runs_by_compile(timeline: Any, captures: list[_peaks.Capture]) -> list[str] | None:
+def _runs_by_compile(timeline: Any, captures: list[capture.Capture]) -> list[str] | None:
     """The graph key of each forward run, found by the dynamo compile whose region encloses it.
 
     A frame compiled once runs its graph(s) at every call (identical blocks,
@@ -208,7 +207,7 @@ def _runs_by_compile(timeline: Any, captures: list[_peaks.Capture]) -> list[str]
     for cap in captures:
         if cap.compile_id is None:
             return None
-        by_compile.setdefault(cap.compile_id, []).append(_peaks.graph_key(cap.joint_graph))
+        by_compile.setdefault(cap.compile_id, []).append(capture.graph_key(cap.joint_graph))
     regions = [(s, e, name[len(REGION_EVENT):].strip()) for name, s, e in timeline.intervals
                if name.startswith(REGION_EVENT)]  # fmt: skip
     keys: list[str] = []
@@ -257,7 +256,7 @@ def _segments(timeline: Any, order: list[str]) -> list[tuple[str, Any]]:
 
 
 def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions: list[str] | None, backend: Any,
-                device: str, *, budget: float = 1.0) -> Step:  # fmt: skip
+                device: str, *, budget: float = 1.0, keep_output: bool = True) -> Step:  # fmt: skip
     """Compile ``model``'s regions (None: the whole model) at ``budget`` (1: PyTorch's default plan), run and
     measure one step.
 
@@ -270,22 +269,22 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
     the third is profiled, and cut at the profiler events of
     each graph's forward and backward run: what lies between them is the eager
     code's (the loss, a wrapper's hooks: DDP's gradient buckets, FSDP's
-    all-gathers), kept as measured.
+    all-gathers), kept as measured. ``keep_output``: the step's form
+    (:func:`~.step.run_step`).
     """
     torch._dynamo.reset()
     subs = {name: model.get_submodule(name) for name in regions or ()}
-    calls: list[list[_peaks.Capture]] = []
-    last: dict[Any, list[_peaks.Capture]] = {}
+    calls: list[list[capture.Capture]] = []
+    last: dict[Any, list[capture.Capture]] = {}
     try:
-        with _peaks.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False,
+        with capture.capture_graphs() as caps, _fconfig.patch(enable_autograd_cache=False,
                                                              activation_memory_budget=budget):  # fmt: skip
             with compiled(model, regions, backend) as run:
                 for sub in subs.values():
                     sub._compiled_call_impl = _recording(sub, sub._compiled_call_impl, caps, calls, last)
 
-                def step() -> None:  # as sweep and fit run it: the output held through the backward
-                    out = run(*args)
-                    loss_fn(out).backward()
+                def step() -> None:  # as sweep and fit run it
+                    run_step(run, args, loss_fn, keep_output)
 
                 _zero(model)
                 step()
@@ -304,11 +303,11 @@ def record_step(model: Any, args: tuple, loss_fn: Callable[[Any], Any], regions:
         raise ValueError(f"no joint graph was partitioned in regions {regions}: nothing there requires grad, "
                          "the regions are torch.nn's own modules (dynamo runs those eagerly; name your "
                          "blocks), or the backend does not use min_cut_rematerialization_partition")  # fmt: skip
-    captures: dict[str, _peaks.Capture] = {}
+    captures: dict[str, capture.Capture] = {}
     order: list[str] = []
     for graphs in calls:
         for cap in graphs:
-            key = _peaks.graph_key(cap.joint_graph)
+            key = capture.graph_key(cap.joint_graph)
             cap.tangents_given = True  # a backward's tangents come from the step (measured), not allocated anew
             captures.setdefault(key, cap)
             order.append(key)

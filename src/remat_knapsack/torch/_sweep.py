@@ -16,7 +16,6 @@ minutes each) plus ``repeats + 2`` steps.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import statistics
 import sys
@@ -32,16 +31,22 @@ from ..errors import StepOutOfMemoryError
 from ..sweep_report import BudgetPoint, SweepReport, check_budgets
 from . import _plugin as _rt
 from . import _regions
-from ._measure import (
+from .capture import is_meta, on_fakes
+from .step import (
+    check_keep_output,
+    check_model,
+    device_of,
     is_out_of_memory,
+    max_over_ranks,
     out_of_memory_message,
+    preserved,
     profile_peak_bytes,
     release,
-    saved_tensor_bytes,  # noqa: F401  (sweep's measurements)
+    run_step,
+    saved_tensor_bytes,
+    sync,
+    zero_grad,
 )
-from ._ranks import max_over_ranks
-from ._state import preserved
-from .capture import is_meta, on_fakes
 
 __all__ = ["sweep", "PYTORCH_SOLVERS", "StepOutOfMemoryError", "profile_peak_bytes", "saved_tensor_bytes"]
 
@@ -66,6 +71,7 @@ def sweep(
     repeats: int = 5,
     progress: bool = True,
     regions: Sequence[str] | None = None,
+    keep_output: bool = True,
 ) -> SweepReport:
     """Compile ``model`` at each budget and measure peak memory, step time and saved bytes.
 
@@ -94,6 +100,11 @@ def sweep(
         Names of submodules compiled one by one (``nn.Module.compile``), the
         rest of the model eager, as torchtitan compiles each block; put back
         as they were afterwards. None (default): the whole model compiled.
+    keep_output : bool
+        The step measured. True (default): ``out = model(*args);
+        loss(out).backward()``, the output alive through the backward. False:
+        ``loss(model(*args)).backward()``, the output freed after the loss, as
+        Hugging Face's ``Trainer`` does.
 
     Each budget starts with ``torch._dynamo.reset()``, which also drops what
     the process compiled before; the sweep ends with one too. Between steps the
@@ -121,14 +132,15 @@ def sweep(
     budget_list = check_budgets(budgets)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats must be an integer >= 1, got {repeats!r}")
+    keep_output = check_keep_output(keep_output)
     make_solver, solver_name = _solver_factory(solver)
     args = args if isinstance(args, tuple) else (args,)
     if is_meta(model, args):
         raise ValueError("sweep measures real steps, and the model or an input is on the meta device: "
                          "materialise it (to_empty, then load its weights), or ask predict_peaks")  # fmt: skip
-    loss_fn = on_fakes(model, args, None, lambda fake: _check_model(model, args, loss, fake))
+    loss_fn = on_fakes(model, args, None, lambda fake: check_model(model, args, loss, fake))
     regions = _regions.check_regions(model, regions)
-    device = _device(model, args)
+    device = device_of(model, args)
 
     points: list[BudgetPoint] = []
     bar = _progress(budget_list, progress)
@@ -143,7 +155,8 @@ def sweep(
         try:
             for b in bar:
                 calls.clear()
-                point = _measure(model, args, loss_fn, b, make_solver(), backend, repeats, device, calls, regions)
+                point = _measure(model, args, loss_fn, b, make_solver(), backend, repeats, device, calls, regions,
+                                 keep_output)
                 points.append(point)
                 _report_progress(bar, point)
         finally:
@@ -174,91 +187,20 @@ def _solver_factory(solver: Any) -> tuple[Callable[[], Any], str]:
     )
 
 
-def _default_loss(out: Any) -> Any:
-    value = getattr(out, "loss", None)
-    if value is not None:
-        return value
-    if hasattr(out, "sum"):
-        return out.sum()
-    raise ValueError(f"the model's output ({type(out).__name__}) has no .loss and no .sum(); pass loss=")
-
-
-def _check_model(model: Any, args: tuple, loss: Any, fake: Any = None) -> Callable[[Any], Any]:
-    """Run the model and the loss once eagerly: ValueError naming what does not work, before any compile.
-
-    ``fake`` (a :class:`~.capture.FakeModel`): on its fake tensors, which
-    allocate nothing; otherwise on the real ones, where running out of memory
-    raises :class:`StepOutOfMemoryError` (the unplanned forward does not fit:
-    the model is not broken).
-    """
-    if not callable(model):
-        raise ValueError(f"model must be an nn.Module or a callable, got {type(model).__name__}")
-    checked = checked_loss(loss)
-    context = fake.mode if fake is not None else contextlib.nullcontext()
-    with context:
-        try:
-            out = model(*(fake.args if fake is not None else args))
-        except Exception as exc:
-            if fake is None and is_out_of_memory(exc):
-                raise StepOutOfMemoryError(
-                    "the unplanned forward (model(*args) with every activation kept for backward) does not fit in "
-                    f"memory: {out_of_memory_message(exc)}") from None  # fmt: skip
-            raise ValueError(f"the model does not run on args: model(*args) raised {type(exc).__name__}: "
-                             f"{exc}") from exc
-        checked(out)
-    return loss if loss is not None else _default_loss
-
-
-def checked_loss(loss: Any) -> Callable[[Any], Any]:
-    """``loss`` (default: ``.loss`` or ``.sum()``) raising ValueError when it fails or is not a scalar needing grad."""
-    if loss is not None and not callable(loss):
-        raise ValueError(f"loss must be a callable output -> scalar, got {type(loss).__name__}")
-    loss_fn = loss if loss is not None else _default_loss
-
-    def checked(out: Any) -> Any:
-        try:
-            value = loss_fn(out)
-        except ValueError:
-            raise
-        except Exception as exc:
-            raise ValueError(f"the loss does not run on the model's output: {type(exc).__name__}: {exc}") from exc
-        check_loss_value(value)
-        return value
-
-    return checked
-
-
-def check_loss_value(value: Any) -> None:
-    """ValueError unless ``value`` is a scalar tensor that requires grad."""
-    if not isinstance(value, torch.Tensor) or value.numel() != 1:
-        shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-        raise ValueError(f"the loss must be a scalar tensor, got {shape}")
-    if not value.requires_grad:
-        raise ValueError("the loss does not require grad: no parameter or input with requires_grad reaches it")
-
-
-def _device(model: Any, args: tuple) -> str:
-    tensors = [a for a in args if isinstance(a, torch.Tensor)]
-    if isinstance(model, torch.nn.Module):
-        tensors += list(model.parameters())[:1]
-    return "cuda" if any(t.is_cuda for t in tensors) else "cpu"
-
-
 # ---------------------------------------------------------------------- one budget
 
 
 def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, device, calls,
-             regions=None) -> BudgetPoint:  # fmt: skip
+             regions=None, keep_output=True) -> BudgetPoint:  # fmt: skip
     torch._dynamo.reset()
     patch = _fconfig.patch(activation_memory_budget=budget, activation_memory_budget_solver=solver_value)
     with patch, _regions.compiled(model, regions, backend) as compiled:
 
         def step() -> None:
-            out = compiled(*args)
-            loss_fn(out).backward()
+            run_step(compiled, args, loss_fn, keep_output)
 
         def clear() -> None:
-            _zero_grad(model, args)
+            zero_grad(model, args)
 
         try:
             clear()
@@ -273,10 +215,10 @@ def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, devic
             times = []
             for _ in range(repeats):
                 clear()
-                _sync(device)
+                sync(device)
                 t0 = time.perf_counter()
                 step()
-                _sync(device)
+                sync(device)
                 times.append(time.perf_counter() - t0)
             clear()
         except Exception as exc:  # a compile failure or a failing step: this budget's error
@@ -300,19 +242,6 @@ def _measure(model, args, loss_fn, budget, solver_value, backend, repeats, devic
         graphs=graphs,
         solve_seconds=solve_s,
     )
-
-
-def _zero_grad(model: Any, args: tuple) -> None:
-    if isinstance(model, torch.nn.Module):
-        model.zero_grad(set_to_none=True)
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.grad is not None:
-            a.grad = None
-
-
-def _sync(device: str) -> None:
-    if device == "cuda":
-        torch.cuda.synchronize()
 
 
 # ---------------------------------------------------------------------- plumbing

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_flatten
 
-from .._measure import allocated_bytes, profile_peak_bytes
+from ..step import allocated_bytes, profile_peak_bytes
 from ._fake import FakeMemory, FakeModel
 
 __all__ = ["OutsideStep", "measure_outside"]
@@ -38,10 +38,18 @@ class OutsideStep:
         outputs allocate above the outputs themselves. A language model's loss
         over its vocabulary (a float copy of the logits, ``logsumexp``, their
         gradients) is often the peak of the whole step.
+    loss_phases : tuple of int, or None
+        The loss's forward peak, what it holds after its forward, and the
+        peak of its backward down to the outputs, each above the outputs
+        (learnt on fake tensors). A step that drops its outputs after the loss
+        (``keep_output=False``) frees them between the two phases, unless the
+        loss saved one for its backward. None when unknown (learnt on real
+        tensors) or when the loss saved an output.
     """
 
     tangent_bytes: list[int]
     loss_peak_bytes: int
+    loss_phases: tuple[int, int, int] | None = None
 
 
 def measure_outside(model: Any, args: tuple, loss_fn: Callable[[Any], Any], device: str = "cpu",
@@ -55,18 +63,28 @@ def measure_outside(model: Any, args: tuple, loss_fn: Callable[[Any], Any], devi
     (nothing is allocated); without, they run for real under the allocator's
     profiler (CPU) or peak counter (CUDA). No parameter's ``.grad`` changes.
     """
+    phases = None
     if fake is not None:
         with fake.mode:
             out = model(*fake.args)
             leaves = _needing_grad(out)
             memory = FakeMemory(rounding=allocated_bytes)
+            outputs = {t.untyped_storage()._cdata for t in leaves}
+            saved: set[int] = set()
             with memory:
-                grads = _loss_grads(loss_fn, out, leaves)
-            peak = memory.peak_bytes
+                with torch.autograd.graph.saved_tensors_hooks(_note_storage(saved), lambda t: t):
+                    value = loss_fn(out)
+                forward_peak, held = memory.peak_bytes, memory.running
+                memory.peak_bytes = memory.running  # from here: the backward's peak
+                grads = list(torch.autograd.grad(value, leaves, allow_unused=True))
+                del value
+            peak = max(forward_peak, memory.peak_bytes)
+            if not saved & outputs:
+                phases = (forward_peak, held, memory.peak_bytes)
     else:
         out = model(*args)
         leaves = _needing_grad(out)
-        grads = []
+        grads: list[Any] = []
         peak = profile_peak_bytes(lambda: grads.extend(_loss_grads(loss_fn, out, leaves)), device)
     sizes = []
     for t, g in zip(leaves, grads):
@@ -74,11 +92,24 @@ def measure_outside(model: Any, args: tuple, loss_fn: Callable[[Any], Any], devi
             sizes.append(int(t.numel() * t.element_size()))
         else:
             sizes.append(allocated_bytes(int(g.untyped_storage().nbytes()), g.device.type))
-    return OutsideStep(tangent_bytes=sizes, loss_peak_bytes=int(peak))
+    return OutsideStep(tangent_bytes=sizes, loss_peak_bytes=int(peak), loss_phases=phases)
 
 
 def _needing_grad(out: Any) -> list[torch.Tensor]:
     return [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _note_storage(saved: set[int]) -> Callable[[torch.Tensor], torch.Tensor]:
+    """A pack hook that notes the storage of each tensor the loss saves for its backward."""
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        try:
+            saved.add(t.untyped_storage()._cdata)
+        except Exception:  # a tensor without a storage saves nothing of the outputs'
+            pass
+        return t
+
+    return pack
 
 
 def _loss_grads(loss_fn: Callable[[Any], Any], out: Any, leaves: list[torch.Tensor]) -> list[Any]:

@@ -6,18 +6,18 @@ model), ``_roofline`` (each op's modelled seconds: a roofline on its FLOPs and
 the bytes it moves, with nominal per-device rates), ``_workspace`` (what an op
 allocates within itself, measured once per distinct op on real tensors of its
 shapes), ``_timeline`` (per-unit knapsack items, and the peak of any
-checkpointing choice replayed from the recording) and ``_plan``
-(:func:`plan_checkpoints`, :class:`CheckpointPlan`: the per-unit frontiers,
-the split across units, and applying the policies with
-``torch.utils.checkpoint``).
+checkpointing choice replayed from the recording), ``_split`` (each unit's
+frontier as a menu, and the split of the limit across units) and ``_plan``
+(:func:`plan_checkpoints`, :class:`CheckpointPlan`: the call, the plan, and
+applying its policies with ``torch.utils.checkpoint``).
 
 Imports: ``_roofline`` nothing of the package; ``_workspace`` only
-``.._measure``; ``_record`` ``.._state`` (what a step must leave as found),
+``..step``; ``_record`` ``..step`` (what a step must leave as found),
 ``..capture`` (fake tensors), ``_roofline`` and ``_workspace``; ``_timeline``
-``_record``; ``_plan`` all of these, :mod:`remat_knapsack.tradeoff`,
-:mod:`remat_knapsack.errors`, ``.._ranks``, ``.._measure`` and ``.._sweep``'s
-argument checks. Nothing here imports the compiled path's capture or peak
-model (``.._peaks``, ``.._fit``).
+``_record``; ``_split`` ``_timeline`` and :mod:`remat_knapsack.tradeoff`;
+``_plan`` all of these, :mod:`remat_knapsack.errors` and ``..step`` (the
+checks, measuring, the ranks). Nothing here imports the compiled path's peak model, search or
+planning calls (``..peaks``, ``..search``, ``.._fit``).
 """
 
 from ._plan import CheckpointPlan, UnitPlan, default_units, plan_checkpoints

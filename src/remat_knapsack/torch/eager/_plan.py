@@ -11,22 +11,22 @@ device):
    exact best set of saved ops for every budget in one pass; its
    breakpoints, with "not checkpointed" (no replay, every byte kept), are
    the unit's menu.
-2. **Across units.** Starting from every unit at full recomputation, the
+2. **Across units** (:mod:`._split`). Starting from every unit at full recomputation, the
    moves along the units' lower convex hulls are ordered by seconds saved
    per byte, and the last plan of that walk whose step peak
    (:class:`~._timeline.Timeline`) fits is found by bisection; from it, each
    unit in turn moves to the furthest breakpoint of its whole frontier that
-   still fits (a gallop, then a bisection), until none moves. Exact per unit; across units a
-   Lagrangian walk and a descent, not a proof of optimality: the peak is a
+   still fits (a gallop, then a bisection), until none moves. Exact per
+   unit; across units a Lagrangian walk and a descent, not a proof of optimality: the peak is a
    maximum over the step, not a sum.
 
 Complexity: the frontier's O(n S) per unit (n ops, S Pareto states), then
 O((log H + R U log S) (S_t + T)) for the search (H hull entries in all, U
 units, R descent rounds, S_t storages and T ops of the step).
 
-May import: torch, numpy, :mod:`remat_knapsack.tradeoff`, :mod:`remat_knapsack.errors`,
-``.._ranks``, ``.._measure``, ``.._state``, ``..capture``, ``.._sweep`` (argument
-checks) and this subpackage's modules.
+May import: torch, numpy, :mod:`remat_knapsack.errors`,
+``..step`` (the checks, measuring, what a step puts back, the ranks),
+``..capture`` (fake tensors) and this subpackage's modules.
 """
 
 from __future__ import annotations
@@ -42,13 +42,25 @@ import torch
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 from ...errors import PeakLimitError, StepOutOfMemoryError
-from ...tradeoff import frontier
-from .. import _ranks
-from .._measure import is_out_of_memory, out_of_memory_message, profile_peak_bytes, release
-from .._state import clear_grads, preserved
-from .._sweep import _default_loss, checked_loss
 from ..capture import is_meta, target_device
+from ..step import (
+    RankFailedError,
+    agree,
+    check_keep_output,
+    checked_loss,
+    clear_grads,
+    default_loss,
+    gather_objects,
+    is_out_of_memory,
+    max_over_ranks,
+    out_of_memory_message,
+    preserved,
+    profile_peak_bytes,
+    release,
+    run_step,
+)
 from ._record import Recording, record_step
+from ._split import Menu, Search
 from ._timeline import Timeline, UnitItems
 
 __all__ = ["CheckpointPlan", "UnitPlan", "build_plan", "default_units", "plan_checkpoints"]
@@ -96,6 +108,9 @@ class CheckpointPlan:
         Sum over units: the modelled extra time a step spends replaying.
     planning_seconds, solve_seconds : float
         Wall time of :func:`plan_checkpoints`, and of its knapsack solves and walk alone.
+    keep_output : bool
+        The step planned (and measured by :meth:`measure`): ``out = model(*args);
+        loss(out).backward()``, or, False, ``loss(model(*args)).backward()``.
     """
 
     def __init__(self, model: torch.nn.Module, modules: Sequence[torch.nn.Module], units: tuple[UnitPlan, ...],
@@ -117,6 +132,8 @@ class CheckpointPlan:
         self.solve_seconds = solve_seconds
         self._originals: list[tuple[torch.nn.Module, Any]] | None = None
         self._timeline = timeline  # the recorded statistics, for benchmarks that plan on the same ones
+        #: The step planned: the output kept through the backward, or dropped after the loss.
+        self.keep_output = timeline.recording.keep_output if timeline is not None else True
 
     @property
     def recompute_seconds(self) -> float:
@@ -169,14 +186,14 @@ class CheckpointPlan:
         (materialise the model with ``to_empty`` and load its weights first).
         """
         args = args if isinstance(args, tuple) else (args,)
-        loss_fn = loss if loss is not None else _default_loss
+        loss_fn = loss if loss is not None else default_loss
         model = self.model
         _check_real(model, args)
         device = target_device(model, args)
 
         def step() -> None:
             clear_grads(model, args)
-            loss_fn(model(*args)).backward()
+            run_step(model, args, loss_fn, self.keep_output)
 
         applied = self.applied
         try:
@@ -353,204 +370,6 @@ def _check_limit(max_peak_bytes: Any) -> int:
     return int(max_peak_bytes)
 
 
-# ---------------------------------------------------------------------- the search
-
-
-@dataclass
-class _Entry:
-    """One point of a unit's menu: bytes held for the backward, seconds replayed, ops saved (None: not checkpointed)."""
-
-    nbytes: int
-    seconds: float
-    saved: np.ndarray | None
-
-
-class _Menu:
-    """One unit's choices: every breakpoint of its exact frontier, and their lower convex hull.
-
-    ``entries``: "checkpointed, saving the best ops for these bytes", from
-    full recomputation (forced and zero-byte ops alone) to the frontier's
-    end, then "not checkpointed" (no replay, every byte kept), keeping only
-    those that replay less than every entry with fewer bytes. ``hull``:
-    their positions on the lower convex hull. Masks are solved on first use.
-    """
-
-    def __init__(self, items: UnitItems) -> None:
-        off = _Entry(int(items.kept_bytes.sum()), 0.0, None)
-        self.entries = [off]
-        self.hull = [0]
-        if items.replay_at < 0:
-            return
-        self._items = items
-        self._free = items.forced | (items.eligible & (items.weights == 0))  # saved in every frontier entry
-        self._base = int(items.weights[items.forced].sum())
-        total = items.total_seconds - float(items.seconds[self._free].sum())
-        self._candidates = np.flatnonzero(items.eligible & ~self._free & (items.seconds > 0) & (items.weights > 0))
-        # full recomputation: only what must be saved, so that a unit saving nothing runs plain checkpointing
-        points = [_Entry(self._base, items.total_seconds - float(items.seconds[items.forced].sum()),
-                         items.forced.copy())]  # fmt: skip
-        self._curve = None
-        if self._candidates.size:
-            self._curve = frontier(items.weights[self._candidates].astype(np.float64),
-                                   items.seconds[self._candidates], scale=None)  # fmt: skip
-            points += [_Entry(self._base + int(m), total - v, None)
-                       for m, v in zip(self._curve.memory, self._curve.value)]  # fmt: skip
-        points.append(off)
-        points.sort(key=lambda e: (e.nbytes, e.seconds))
-        self.entries = []
-        for p in points:  # drop the dominated: more bytes, no less replay
-            if not self.entries or p.seconds < self.entries[-1].seconds:
-                self.entries.append(p)
-        hull_entries = {id(e) for e in _lower_hull(self.entries)}
-        self.hull = [i for i, e in enumerate(self.entries) if id(e) in hull_entries]
-
-    def saved(self, position: int) -> np.ndarray | None:
-        entry = self.entries[position]
-        if entry.saved is None and entry.seconds > 0:
-            chosen = self._candidates[self._curve.selection(entry.nbytes - self._base)]
-            entry.saved = self._free.copy()
-            entry.saved[chosen] = True
-        return entry.saved
-
-
-def _lower_hull(points: list[_Entry]) -> list[_Entry]:
-    """Points on the lower-left convex hull, by bytes ascending and seconds descending."""
-    points = sorted(points, key=lambda e: (e.nbytes, e.seconds))
-    hull: list[_Entry] = []
-    for p in points:
-        if hull and p.seconds >= hull[-1].seconds:
-            continue  # more bytes, no fewer seconds: dominated
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            # b is above the segment a-p: drop it (collinear points stay: more choices, same slope)
-            if (b.seconds - a.seconds) * (p.nbytes - a.nbytes) > (p.seconds - a.seconds) * (b.nbytes - a.nbytes):
-                hull.pop()
-            else:
-                break
-        hull.append(p)
-    return hull
-
-
-class _Search:
-    """The cheapest plan found whose modelled peak fits: a walk along the hulls, then a descent on every breakpoint.
-
-    Each unit's effect on the step is computed once per menu position and
-    reused (:meth:`Timeline.change`), so a plan's peak costs one pass over
-    the step.
-    """
-
-    def __init__(self, timeline: Timeline, menus: list[_Menu], limit: int) -> None:
-        self.timeline, self.menus, self.limit = timeline, menus, limit
-        self._changes: dict[tuple[int, int], Any] = {}
-
-    def choice(self, positions: list[int]) -> list[np.ndarray | None]:
-        return [menu.saved(p) for menu, p in zip(self.menus, positions)]
-
-    def cost(self, positions: list[int]) -> float:
-        return sum(menu.entries[p].seconds for menu, p in zip(self.menus, positions))
-
-    def peak(self, positions: list[int]) -> int:
-        changes = []
-        for unit, (menu, p) in enumerate(zip(self.menus, positions)):
-            key = (unit, p)
-            if key not in self._changes:
-                self._changes[key] = self.timeline.change(unit, menu.saved(p))
-            changes.append(self._changes[key])
-        return self.timeline.peak_of(changes)
-
-    def fits(self, positions: list[int]) -> bool:
-        return self.peak(positions) <= self.limit
-
-    def run(self) -> tuple[list[int], int]:
-        """(positions, peak); when nothing fits, the smallest plan found and its peak."""
-        positions = [0] * len(self.menus)
-        if not self.fits(positions):
-            # full recomputation is not always the smallest: a unit's replay can add more than it frees
-            positions = self._smallest()
-            if not self.fits(positions):
-                return positions, self.peak(positions)
-            best = self._descend(positions)
-            return best, self.peak(best)
-        best = self._descend(self._walk(list(positions)))
-        return best, self.peak(best)
-
-    def _smallest(self) -> list[int]:
-        """A plan of small peak: from nothing checkpointed, each unit in turn at its hull point of least peak."""
-        positions = [len(menu.entries) - 1 for menu in self.menus]
-        for _ in range(2):
-            for unit, menu in enumerate(self.menus):
-                peaks = {}
-                for p in menu.hull:
-                    trial = list(positions)
-                    trial[unit] = p
-                    peaks[p] = self.peak(trial)
-                positions[unit] = min(peaks, key=lambda p: (peaks[p], -p))
-        full = [0] * len(self.menus)
-        return full if self.peak(full) <= self.peak(positions) else positions
-
-    def _walk(self, positions: list[int]) -> list[int]:
-        """Moves along the units' hulls, most seconds saved per byte first: the last plan of that walk that fits.
-
-        Each move adds bytes, so the plans' peaks rise along the walk (a
-        unit's replay spike can fall, so not strictly): bisection finds the
-        last that fits in a logarithmic number of peaks; the descent then
-        takes what it left.
-        """
-        moves = []  # (minus seconds saved per byte, unit, to position)
-        for unit, menu in enumerate(self.menus):
-            for a, b in zip(menu.hull, menu.hull[1:]):
-                ea, eb = menu.entries[a], menu.entries[b]
-                moves.append(((eb.seconds - ea.seconds) / max(1, eb.nbytes - ea.nbytes), unit, b))
-        moves.sort()
-
-        def after(k: int) -> list[int]:
-            plan = list(positions)
-            for _, unit, p in moves[:k]:
-                plan[unit] = p
-            return plan
-
-        low, high = 0, len(moves)  # after(low) fits
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.fits(after(middle)):
-                low = middle
-            else:
-                high = middle - 1
-        return after(low)
-
-    def _descend(self, best: list[int]) -> list[int]:
-        """Per unit in turn, the furthest breakpoint (least replay) that still fits; until no unit moves.
-
-        A gallop from the unit's position (one step, two, four, ...) and a
-        bisection of the last gap: few probes when the unit moves little,
-        one when it cannot move.
-        """
-        moved = True
-        while moved:
-            moved = False
-            for unit, menu in enumerate(self.menus):
-                last = len(menu.entries) - 1
-
-                def fits_at(p: int, unit: int = unit) -> bool:
-                    trial = list(best)
-                    trial[unit] = p
-                    return self.fits(trial)
-
-                low, step = best[unit], 1  # low fits
-                while low < last and fits_at(min(last, low + step)):
-                    low, step = min(last, low + step), 2 * step
-                high = min(last, low + step) - 1 if low < last else last  # low + step does not fit
-                while low < high:
-                    middle = (low + high + 1) // 2
-                    if fits_at(middle):
-                        low = middle
-                    else:
-                        high = middle - 1
-                if low != best[unit]:
-                    best[unit], moved = low, True
-        return best
-
-
 def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndarray | None) -> UnitPlan:
     ops = [recording.ops[i] for i in items.ops]
     labels = [f"{op.name}#{op.occurrence}" for op in ops]
@@ -564,11 +383,12 @@ def _unit_plan(name: str, recording: Recording, items: UnitItems, saved: np.ndar
 
 
 def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
-                     loss: Callable[[Any], Any] | None = None,
-                     units: Sequence[str] | None = None, device: str | None = None) -> CheckpointPlan:  # fmt: skip
+                     loss: Callable[[Any], Any] | None = None, units: Sequence[str] | None = None,
+                     device: str | None = None, keep_output: bool = True) -> CheckpointPlan:  # fmt: skip
     """The selective-checkpointing plan with the least replay time whose step peaks within ``max_peak_bytes``.
 
-    Records one eager training step (``loss(model(*args)).backward()``) on
+    Records one eager training step (``out = model(*args); loss(out).backward()``,
+    or with ``keep_output=False`` ``loss(model(*args)).backward()``) on
     fake tensors, under a recording dispatch mode: the step is not run for
     real, so a step that does not fit in memory is planned too, and so is a
     model built under ``with torch.device("meta"):`` (with meta inputs),
@@ -606,6 +426,12 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
         device. For "cuda" where no GPU is available, the step is recorded
         on fake CPU tensors, workspaces count 0, and an op CUDA would choose
         differently (its attention kernels) is planned as the CPU's.
+    keep_output : bool
+        The step planned. True (default): ``out = model(*args);
+        loss(out).backward()``, the output alive through the backward. False:
+        ``loss(model(*args)).backward()``, the output freed after the loss, as
+        Hugging Face's ``Trainer`` does. :meth:`CheckpointPlan.measure` runs
+        the same step.
 
     Under ``torchrun`` every rank records its step and then adopts rank
     0's plan, so all ranks apply the same one; the predicted peak is the
@@ -650,24 +476,25 @@ def plan_checkpoints(model: torch.nn.Module, args: Any, max_peak_bytes: int, *,
     ...     model(x).sum().backward()
     """
     start = time.perf_counter()
-    limit = _ranks.agree("checking the limit", lambda: _check_limit(max_peak_bytes))
-    limit = min(_ranks.gather_objects(limit))  # ranks given different limits plan for the smallest
+    limit = agree("checking the limit", lambda: _check_limit(max_peak_bytes))
+    limit = min(gather_objects(limit))  # ranks given different limits plan for the smallest
     args = args if isinstance(args, tuple) else (args,)
-    resolved = _ranks.agree("checking the units", lambda: _resolve_units(model, units))
+    resolved = agree("checking the units", lambda: _resolve_units(model, units))
     loss_fn = checked_loss(loss)
-    target = _ranks.agree("checking the device", lambda: _check_device(model, args, device))
-    recording = _ranks.agree("recording one step", lambda: _record(model, args, loss_fn, resolved, target))
+    keep_output = check_keep_output(keep_output)
+    target = agree("checking the device", lambda: _check_device(model, args, device))
+    recording = agree("recording one step", lambda: _record(model, args, loss_fn, resolved, target, keep_output))
     solve_start = time.perf_counter()
     timeline = Timeline(recording)
-    search = _Search(timeline, [_Menu(items) for items in timeline.units], limit)
+    search = Search(timeline, [Menu(items) for items in timeline.units], limit)
     positions, peak = search.run()
     solve_seconds = time.perf_counter() - solve_start
     choice = _rank_zero_choice(recording, timeline, search.choice(positions))
-    peak = _ranks.max_over_ranks(timeline.peak(choice))
-    full = _ranks.max_over_ranks(timeline.peak(timeline.full()))
+    peak = max_over_ranks(timeline.peak(choice))
+    full = max_over_ranks(timeline.peak(timeline.full()))
     if peak > limit:
         raise PeakLimitError(limit, peak)
-    unplanned = _ranks.max_over_ranks(timeline.peak(timeline.none()))
+    unplanned = max_over_ranks(timeline.peak(timeline.none()))
     return build_plan(model, resolved, timeline, choice, peak, limit, unplanned, full,
                       time.perf_counter() - start, solve_seconds)  # fmt: skip
 
@@ -677,13 +504,13 @@ def _rank_zero_choice(recording: Recording, timeline: Timeline,
     """Rank 0's choice, on every rank (each rank measures its own workspaces and may be given other
     shapes, so their own plans may differ).
 
-    Raises :class:`~.._ranks.RankFailedError` on every rank when the ranks' units ran different ops.
+    Raises :class:`~..step.RankFailedError` on every rank when the ranks' units ran different ops.
     """
     signature = [[recording.ops[i].name for i in items.ops] for items in timeline.units]
-    shared = _ranks.gather_objects((signature, [None if c is None else c.tolist() for c in choice]))
+    shared = gather_objects((signature, [None if c is None else c.tolist() for c in choice]))
     differs = [rank for rank, (other, _) in enumerate(shared) if other != shared[0][0]]
     if differs:
-        raise _ranks.RankFailedError(f"rank {differs[0]}'s units ran other ops than rank 0's; "
+        raise RankFailedError(f"rank {differs[0]}'s units ran other ops than rank 0's; "
                                      "every rank must run the same model on inputs of the same shapes")  # fmt: skip
     return [None if c is None else np.array(c, dtype=bool) for c in shared[0][1]]
 
@@ -703,7 +530,8 @@ def build_plan(model: torch.nn.Module, units: list[tuple[str, torch.nn.Module]],
                           timeline)  # fmt: skip
 
 
-def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list, device: str) -> Recording:
+def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list, device: str,
+            keep_output: bool) -> Recording:  # fmt: skip
     """The step recorded on fake tensors, or on the real ones when fake tensors cannot run it (with a
     warning; :func:`~._record.record_step`).
 
@@ -711,7 +539,7 @@ def _record(model: Any, args: tuple, loss_fn: Callable[[Any], Any], units: list,
     runs out of memory raises :class:`StepOutOfMemoryError`.
     """
     try:
-        return record_step(model, args, loss_fn, units, device=device)
+        return record_step(model, args, loss_fn, units, device=device, keep_output=keep_output)
     except Exception as exc:
         if not is_out_of_memory(exc):
             _raise_does_not_run(exc)

@@ -38,9 +38,9 @@ The counts of each op within a unit's forward are those of
 ignored, the same per-op counter), so a plan can name an op by
 ``(op, occurrence)`` and the cache finds it. What the step leaves behind is
 put back: gradients, buffers and the random number generators are as the
-caller had them (:mod:`.._state`).
+caller had them (:func:`..step.preserved`).
 
-May import: torch, ``.._state``, ``..capture`` (fake tensors), ``._roofline``
+May import: torch, ``..step``, ``..capture`` (fake tensors), ``._roofline``
 and ``._workspace``.
 """
 
@@ -56,8 +56,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.checkpoint import SAC_IGNORED_OPS
 
-from .._state import preserved
 from ..capture import FakeModel, on_fakes, target_device
+from ..step import preserved
 from ._roofline import DeviceRates, op_seconds, rates_for
 from ._workspace import OpCall, measure_workspaces, op_call
 
@@ -130,6 +130,7 @@ class Recording:
     unit_input_keys: list[frozenset[int]]
     device: str = "cpu"  # where the step is planned to run: the ops' seconds and workspaces are that device's
     fake: bool = True  # recorded on fake tensors (False: on the model's own tensors)
+    keep_output: bool = True  # the step kept the model's output through the backward (False: dropped after the loss)
     unit_ops: list[list[int]] = field(default_factory=list)  # per unit, its forward ops' indices
 
     def __post_init__(self) -> None:
@@ -334,8 +335,13 @@ def fake_device(target: str) -> str:
 
 
 def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]], *,
-                device: str | None = None, fake: bool = True, workspaces: bool = True) -> Recording:  # fmt: skip
-    """Run one step of ``loss_fn(model(*args)).backward()`` under the recorder; leave the model as found.
+                device: str | None = None, fake: bool = True, workspaces: bool = True,
+                keep_output: bool = True) -> Recording:  # fmt: skip
+    """Run one training step under the recorder; leave the model as found.
+
+    ``keep_output``: the step is ``out = model(*args); loss_fn(out).backward()``
+    (the output alive through the backward), or, False,
+    ``loss_fn(model(*args)).backward()`` (the output freed after the loss).
 
     ``units`` are ``(name, module)`` pairs; each must run its forward exactly
     once in the step (``ValueError`` naming the unit otherwise). ``device``:
@@ -361,9 +367,9 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
         calls[:] = [0] * len(units)
         if fm is None:
             recorder = _Recorder(len(units), rates)
-            return recorder, _run(recorder, model, args, loss_fn, units, calls, contextlib.nullcontext())
+            return recorder, _run(recorder, model, args, loss_fn, units, calls, contextlib.nullcontext(), keep_output)
         recorder = _Recorder(len(units), rates, fm.mode)
-        return recorder, _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode)
+        return recorder, _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode, keep_output)
 
     with preserved(model, args, target_device(model, args)):
         recorder, first_backward = on_fakes(model, args, fake_device(target), record) if fake else record(None)
@@ -377,11 +383,11 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
         for sid in sids:
             recorder.storages[sid].unit_output = True
     return Recording(recorder.ops, recorder.storages, tuple(names), first_backward, recorder.inputs,
-                     recorder.input_keys, device=target, fake=recorder.fake)  # fmt: skip
+                     recorder.input_keys, device=target, fake=recorder.fake, keep_output=keep_output)  # fmt: skip
 
 
 def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, torch.nn.Module]],
-         calls: list[int], mode: Any) -> int:  # fmt: skip
+         calls: list[int], mode: Any, keep_output: bool) -> int:  # fmt: skip
     """The step under ``mode`` (the fake mode, or none) and the recorder, with the unit hooks on; the index
     of its first backward op."""
     names = [name for name, _ in units]
@@ -396,12 +402,16 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
     try:
         with mode, recorder, _resizes_seen(recorder):
-            loss = loss_fn(model(*args))
+            out = model(*args)
+            loss = loss_fn(out)
+            if not keep_output:
+                del out  # freed here, before the backward, unless the loss saved it
             recorder.unit = OUTSIDE
             recorder.backward = True
             first_backward = len(recorder.ops)
             loss.backward()
             del loss
+            out = None  # kept through the backward: freed after it
     finally:
         for handle in handles:
             handle.remove()

@@ -15,7 +15,7 @@ for CUDA where no GPU is available. A generator passed to an op is replaced by
 a fresh one, and the default generators are put back afterwards, so the
 measurement draws nothing from the caller's random streams.
 
-May import: torch, and ``.._measure`` (the profiler's allocator events).
+May import: torch, and ``..step`` (the profiler's allocator events).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from .._measure import Timeline, profile_timeline
+from ..step import Timeline, profile_timeline
 
 __all__ = ["OpCall", "TensorSpec", "measure_workspaces", "op_call"]
 

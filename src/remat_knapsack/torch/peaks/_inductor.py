@@ -4,7 +4,7 @@ Inductor fuses chains of pointwise ops and reductions into kernels, so their
 intermediates never exist; it reorders the kernels for peak memory, frees
 each buffer after its last use and hands a freed buffer to a later one of
 the same size. A liveness pass over the FX graph (what ``aot_eager`` runs,
-:mod:`._peaks`) sees none of that and over-predicts inductor's peak by
+:mod:`._liveness`) sees none of that and over-predicts inductor's peak by
 12-36%. The scheduler's own estimate
 (``torch._inductor.memory.compute_memory_timeline``) misses what the
 wrapper code does after it: on the CPU, the C++ backend gathers consecutive
@@ -33,7 +33,7 @@ activation, a tangent) is freed after its last reader, as inductor's backward
 does; parameters and their views are never freed; its outputs (the gradients)
 outlive it.
 
-May import: torch, :mod:`._measure` (:mod:`._peaks` calls it).
+May import: torch and :mod:`..step` (:mod:`._graph` calls it).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from ._measure import CUDA_BLOCK, profile_timeline
+from ..step import CUDA_BLOCK, profile_timeline
 
 __all__ = ["Timeline", "extern_workspace", "is_inductor_compile", "plan_events", "timeline"]
 

@@ -1,0 +1,138 @@
+"""What one plan of one joint graph peaks at: the partition PyTorch makes for a saved set, then its timeline.
+
+For a saved set this module calls PyTorch's own partitioner pieces on the
+captured joint graph, in ``min_cut_rematerialization_partition``'s order
+(``_extract_fwd_bwd_modules``, ``reordering_to_mimic_autograd_engine``,
+``raise_getitems``), and puts the forward and backward it gets back on one
+timeline (:class:`~._step.GraphPeak`): the forward's inputs (parameters,
+inputs) exist before the step; its outputs (the user's outputs and the tensors
+saved for backward) outlive it; the user's outputs live to the end of the
+step; the backward allocates its tangents when it starts, frees each saved
+tensor after its last use there, and its outputs (the gradients) live to the
+end of the step, unless the step drops them after the loss (``keep_output``
+false: ``loss(model(*args)).backward()``), when they are freed before the
+backward starts. Graph work only: no compile.
+
+May import: torch, :mod:`..step`, and this package's :mod:`._liveness`,
+:mod:`._inductor` and :mod:`._step`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch._functorch.partitioners as _partitioners
+
+from ._inductor import plan_events
+from ._liveness import is_tangent, liveness, node_storages, op_workspaces
+from ._step import GraphPeak
+
+__all__ = ["graph_peak", "partition"]
+
+
+def _split_saved(saved_values: Sequence[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """A saved set as the partitioner takes it: tensors, symbolic sizes, opaque objects."""
+    is_sym, is_opaque = _partitioners.is_sym_node, _partitioners.is_opaque_node
+    saved = [n for n in saved_values if not is_sym(n) and not is_opaque(n)]
+    return saved, [n for n in saved_values if is_sym(n)], [n for n in saved_values if is_opaque(n)]
+
+
+def partition(cap: Any, saved_values: Sequence[Any]) -> tuple[Any, Any]:
+    """The forward and backward graph modules the partitioner makes for ``saved_values``.
+
+    PyTorch's own pieces, in ``min_cut_rematerialization_partition``'s order:
+    ``_extract_fwd_bwd_modules``, ``reordering_to_mimic_autograd_engine``,
+    ``raise_getitems``. Fresh modules on every call (inductor's passes mutate them).
+    """
+    saved, saved_sym, opaque = _split_saved(saved_values)
+    fw, bw = _partitioners._extract_fwd_bwd_modules(
+        cap.joint_module, saved, saved_sym_nodes=saved_sym, saved_opaque_nodes=opaque,
+        num_fwd_outputs=cap.num_fwd_outputs,
+        static_lifetime_input_nodes=cap.node_info.static_lifetime_input_nodes,
+    )  # fmt: skip
+    bw = _partitioners.reordering_to_mimic_autograd_engine(bw)
+    return _partitioners.raise_getitems(fw), _partitioners.raise_getitems(bw)
+
+
+def graph_peak(cap: Any, saved_values: Sequence[Any]) -> GraphPeak:
+    """Partition ``cap``'s joint graph for ``saved_values`` and put both halves on one timeline.
+
+    Under ``aot_eager`` (``cap.backend``) the liveness pass (:mod:`._liveness`), under inductor
+    the wrapper code it generates (:mod:`._inductor`). ``cap`` is a
+    :class:`~..capture.Capture`: the joint graph, how the step hands its backward the
+    tangents, the eager loss's own peak between the forward and the backward, and
+    whether the step keeps its outputs through the backward (``keep_output``).
+    """
+    saved_values = list(saved_values)
+    saved, saved_sym, opaque = _split_saved(saved_values)
+    fw, bw = partition(cap, saved_values)
+    inputs = {k for n in fw.graph.nodes if n.op == "placeholder" for k, _ in node_storages(n)}
+    out = next(n for n in reversed(fw.graph.nodes) if n.op == "output")
+    fw_outs = [o for o in out.args[0] if isinstance(o, torch.fx.Node)]
+    n_saved = len(saved) + len(saved_sym) + len(opaque)
+    saved_nodes = fw_outs[len(fw_outs) - n_saved:] if n_saved else []
+    saved_keys: dict[int, int] = {}
+    for n in saved_nodes:
+        for k, b in node_storages(n):
+            saved_keys[k] = b
+    # The user's outputs: freed before the backward when the step drops them (``keep_output=False``),
+    # unless they share a storage with a saved tensor or an input.
+    user_nodes = fw_outs[:len(fw_outs) - n_saved]
+    output_keys = {k: b for n in user_nodes for k, b in node_storages(n) if k not in saved_keys and k not in inputs}
+    tangent_nodes = [n for n in bw.graph.nodes if is_tangent(n)]
+    given = cap.tangent_bytes
+    if given is not None and len(given) != len(tangent_nodes):
+        given = None
+    tangents: dict[int, int] = {}
+    tangents_by_name: dict[str, int] = {}
+    for i, n in enumerate(tangent_nodes):
+        for k, b in node_storages(n):
+            tangents[k] = b if given is None else min(b, given[i])
+            tangents_by_name[str(n.target)] = tangents[k]
+    fw_bw_recomputed = {n.name for n in fw.graph.nodes if n.op == "call_function"} & {
+        n.name for n in bw.graph.nodes if n.op == "call_function"
+    }
+    fw_keys: tuple[int, ...] = ()
+    bw_keys: tuple[int, ...] = ()
+    if cap.backend == "inductor":
+        # The same partition, as inductor's generated code runs it (fusion, reordering, frees, reuse).
+        owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not is_tangent(n)
+                 and not any(k in inputs for k, _ in node_storages(n))}  # fmt: skip
+        fresh_fw, fresh_bw = partition(cap, saved_values)
+        fw_deltas, bw_deltas = plan_events(fresh_fw, fresh_bw, tangents_by_name, owned,
+                                           allocate_tangents=not cap.tangents_given)  # fmt: skip
+    else:
+        if cap.workspaces is None:
+            cap.workspaces = op_workspaces(list(cap.joint_graph.nodes))
+        ws = cap.workspaces
+        fw_deltas, fw_alive, _ = liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None,
+                                          workspaces=ws)  # fmt: skip
+        # User outputs stay; saved tensors the forward allocated are live on entry to the
+        # backward (freed after their last use there); parameters and inputs pre-exist.
+        user_keys = set(fw_alive) - set(saved_keys)
+        bw_deltas, _, _ = liveness(
+            bw, preexisting=inputs | user_keys, fresh_inputs={} if cap.tangents_given else tangents,
+            keep_outputs=None, workspaces=ws,
+        )  # fmt: skip
+        fw_keys, bw_keys = tuple(fw._remat_event_keys), tuple(bw._remat_event_keys)
+    dropped = 0 if cap.keep_output else sum(output_keys.values())
+    if cap.loss_peak_bytes and dropped and cap.loss_phases is not None:
+        # the eager loss's forward, the outputs dropped (the loss saved none), then the loss's backward
+        forward, held, backward = cap.loss_phases
+        bw_deltas = (forward, held - forward, -dropped, backward - held, -backward, *bw_deltas)
+    else:
+        if dropped:  # the step drops its outputs after the loss, before the backward
+            bw_deltas = (-dropped, *bw_deltas)
+        if cap.loss_peak_bytes:  # the eager loss runs between the forward and the backward
+            bw_deltas = (cap.loss_peak_bytes, -cap.loss_peak_bytes, *bw_deltas)
+    return GraphPeak(
+        fw_events=tuple(fw_deltas),
+        bw_events=tuple(bw_deltas),
+        saved_bytes=sum(saved_keys.values()),
+        recomputed=len(fw_bw_recomputed),
+        fw_keys=fw_keys,
+        bw_keys=bw_keys,
+        recomputed_names=tuple(sorted(fw_bw_recomputed)),
+    )

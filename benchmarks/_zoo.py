@@ -339,7 +339,7 @@ def vit() -> ZooModel:
 
     config = ViTConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                        image_size=IMAGE, patch_size=4, num_labels=CLASSES)  # fmt: skip
-    return _vision("vit", ViTForImageClassification(config), "vit.encoder.layer")
+    return _vision("vit", ViTForImageClassification(config), "vit.layers")
 
 
 def dinov2() -> ZooModel:

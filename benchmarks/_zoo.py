@@ -197,7 +197,9 @@ def starcoder2() -> ZooModel:
 def mixtral() -> ZooModel:
     from transformers import MixtralConfig, MixtralForCausalLM
 
-    config = _llama_like(MixtralConfig, num_local_experts=4, num_experts_per_tok=2)
+    # transformers' default experts kernel (grouped_mm) has no fp32 meta kernel on the CPU, so fake tensors (and
+    # every planner) cannot run it; batched_mm gathers each token's experts' weights and runs one bmm
+    config = _llama_like(MixtralConfig, num_local_experts=4, num_experts_per_tok=2, experts_implementation="batched_mm")
     return _decoder("mixtral", MixtralForCausalLM(config), "model.layers")
 
 

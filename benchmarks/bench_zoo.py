@@ -201,6 +201,10 @@ def tables(path: Path) -> str:
             key = (r["precision"], r["backend"] if r["path"] == "compiled" else "eager")
             if key not in cols:
                 cols.append(key)
+    from _zoo import ZOO
+
+    zoo_order = {name: i for i, name in enumerate(ZOO)}
+    models.sort(key=lambda m: zoo_order.get(m[0], len(zoo_order)))
     order = {"fp32": 0, "bf16": 1, "autocast": 2}
     cols.sort(key=lambda c: (c[1] == "eager", c[1], order.get(c[0], 9)))
 
@@ -219,7 +223,7 @@ def tables(path: Path) -> str:
         if not errs:
             return "error"
         worst = max(errs, key=abs)
-        return f"{worst:+.1f}" + (f" ({len(failed)} failed)" if failed else "")
+        return ("0.0" if abs(worst) < 0.05 else f"{worst:+.1f}") + (f" ({len(failed)} failed)" if failed else "")
 
     head = "| model | family | " + " | ".join(f"{b} {p}" for p, b in cols) + " |"
     out = [head, "|" + "---|" * (2 + len(cols))]

@@ -122,12 +122,15 @@ def graph_peak(cap: Any, saved_values: Sequence[Any]) -> GraphPeak:
         # the eager loss's forward, the outputs dropped (the loss saved none), then the loss's backward
         forward, held, backward = cap.loss_phases
         bw_deltas = (forward, held - forward, -dropped, backward - held, -backward, *bw_deltas)
-    else:
-        if dropped:  # the step drops its outputs after the loss, before the backward
-            bw_deltas = (-dropped, *bw_deltas)
-        if cap.loss_peak_bytes:  # the eager loss runs between the forward and the backward
-            bw_deltas = (cap.loss_peak_bytes, -cap.loss_peak_bytes, *bw_deltas)
+        dropped = 0
+    elif cap.loss_peak_bytes:  # the eager loss runs between the forward and the backward
+        bw_deltas = (cap.loss_peak_bytes, -cap.loss_peak_bytes, -dropped, *bw_deltas)
+        dropped = 0
+    # else: the loss is inside the graphs; the step drops the outputs before its first backward (step_peak)
     return GraphPeak(
+        tangent_bytes=0 if cap.tangents_given else sum(tangents.values()),
+        dropped_bytes=dropped,
+        input_grad_bytes=_input_grad_bytes(cap),
         fw_events=tuple(fw_deltas),
         bw_events=tuple(bw_deltas),
         saved_bytes=sum(saved_keys.values()),
@@ -136,3 +139,18 @@ def graph_peak(cap: Any, saved_values: Sequence[Any]) -> GraphPeak:
         bw_keys=bw_keys,
         recomputed_names=tuple(sorted(fw_bw_recomputed)),
     )
+
+
+def _input_grad_bytes(cap: Any) -> int:
+    """Bytes of the joint graph's gradients for inputs that are not parameters or buffers (static inputs)."""
+    joint = cap.joint_graph
+    primals = [n for n in joint.nodes if n.op == "placeholder" and "primals" in n.name]
+    out = next(n for n in reversed(joint.nodes) if n.op == "output")
+    grads = list(out.args[0])[cap.num_fwd_outputs:]
+    static = set(cap.node_info.static_lifetime_input_nodes or ())
+    total = 0
+    for primal, grad in zip(primals, grads):
+        if isinstance(grad, torch.fx.Node) and primal not in static:
+            total += sum(b for _, b in node_storages(grad))
+    return total
+

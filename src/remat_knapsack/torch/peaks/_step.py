@@ -58,13 +58,25 @@ class GraphPeak:
     bw_keys: tuple[int, ...] = ()
     #: Names of the forward ops the backward runs again.
     recomputed_names: tuple[str, ...] = ()
+    #: Bytes of the tangents the backward allocates when it starts (0: the step hands them over).
+    tangent_bytes: int = 0
+    #: Bytes of the gradients the backward returns for inputs that are not parameters or buffers: an
+    #: earlier graph's outputs, whose backward takes them as its tangents.
+    input_grad_bytes: int = 0
+    #: Bytes of the outputs the step drops before its first backward (``keep_output=False``, with the
+    #: loss inside the graphs; an eager loss's drop is among the backward's events).
+    dropped_bytes: int = 0
 
 
 def step_peak(graphs: Sequence[GraphPeak], between: int = 0) -> int:
     """Peak of one step over several graphs: forwards in order, then backwards in reverse.
 
     ``between``: a spike between the last forward and the first backward (the
-    eager loss's own peak, when no graph carries it).
+    eager loss's own peak, when no graph carries it). With a graph break, a
+    later graph's backward returns the gradients of the outputs an earlier
+    graph made, and the earlier backward starts from them as its tangents:
+    they are counted once, not allocated again. Outputs the step drops
+    (``dropped_bytes``) are freed before the first backward.
     """
     running = peak = 0
     for g in graphs:
@@ -72,8 +84,12 @@ def step_peak(graphs: Sequence[GraphPeak], between: int = 0) -> int:
             running += d
             peak = max(peak, running)
     peak = max(peak, running + between)
+    running -= sum(g.dropped_bytes for g in graphs)
+    handed = 0  # gradients the previous backward returned for this graph's outputs
     for g in reversed(graphs):
+        running -= min(handed, g.tangent_bytes)
         for d in g.bw_events:
             running += d
             peak = max(peak, running)
+        handed = g.input_grad_bytes
     return peak

@@ -438,8 +438,14 @@ class KnapsackSolver(_HOOK):
         self._describe_step(cap)
         start = time.perf_counter()
         with dispatch_allowed():
-            choice = search.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
-                                        compose=self._step_scorer(joint_graph), **_search_effort(cap, self))
+            if cap.backend == "inductor":
+                choice = search.search_guided(cap, nodes, runtimes, memory, self.max_peak_bytes,
+                                              compose=self._step_scorer(joint_graph),
+                                              max_plans=min(self.max_plans, INDUCTOR_MAX_PLANS),
+                                              frontier_points=INDUCTOR_FRONTIER_POINTS)  # fmt: skip
+            else:
+                choice = search.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
+                                            compose=self._step_scorer(joint_graph), max_plans=self.max_plans)
         recomputed = list(choice.recompute)
         dropped = set(recomputed)
         saved = [i for i in range(len(memory)) if i not in dropped]
@@ -522,19 +528,10 @@ class KnapsackSolver(_HOOK):
         return estimate_runtimes(nodes), "estimate_runtime", _graph_name(joint_graph)
 
 
-#: With inductor each plan costs inductor's code generation for two graphs (one to two
-#: seconds each), so the peak search samples fewer budget points, bisects between them
-#: (searching beside the lowest when none fits) and enumerates at most this many plans beyond them.
+#: Under inductor the search is steered by the liveness pass (:func:`.search.search_guided`): it samples
+#: this many budget points and bisects between them, then enumerates at most this many plans beyond them.
 INDUCTOR_FRONTIER_POINTS = 6
 INDUCTOR_MAX_PLANS = 2
-
-
-def _search_effort(cap: Any, solver: KnapsackSolver) -> dict[str, Any]:
-    """``search_plan``'s effort settings for the backend ``cap`` is modelled for."""
-    if cap.backend == "inductor":
-        return {"max_plans": min(solver.max_plans, INDUCTOR_MAX_PLANS),
-                "frontier_points": INDUCTOR_FRONTIER_POINTS, "bisect": True}  # fmt: skip
-    return {"max_plans": solver.max_plans}
 
 
 def check_peak_limit(limit: Any) -> int:

@@ -136,13 +136,18 @@ class Capture:
         return saved
 
     # partition and liveness
-    def peak(self, saved_values: Sequence[Any]) -> peaks.GraphPeak:
-        """Partition the joint graph for ``saved_values`` and run the liveness pass over both halves."""
-        key = (self.backend, self.loss_peak_bytes, self.loss_phases, self.tangents_given, self.keep_output,
+    def peak(self, saved_values: Sequence[Any], backend: str | None = None) -> peaks.GraphPeak:
+        """Partition the joint graph for ``saved_values`` and put both halves on one timeline.
+
+        ``backend``: whose timeline (default :attr:`backend`); ``"aot_eager"`` on an inductor graph is the
+        liveness pass that guides inductor's search (:func:`~..search.search_guided`), without workspaces.
+        """
+        backend = self.backend if backend is None else backend
+        key = (backend, self.loss_peak_bytes, self.loss_phases, self.tangents_given, self.keep_output,
                frozenset(n.name for n in saved_values))
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._cache[key] = peaks.graph_peak(self, saved_values)
+            hit = self._cache[key] = peaks.graph_peak(self, saved_values, backend)
         return hit
 
     def partition(self, saved_values: Sequence[Any]) -> tuple[Any, Any]:

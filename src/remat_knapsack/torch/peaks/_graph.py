@@ -56,11 +56,12 @@ def partition(cap: Any, saved_values: Sequence[Any]) -> tuple[Any, Any]:
     return _partitioners.raise_getitems(fw), _partitioners.raise_getitems(bw)
 
 
-def graph_peak(cap: Any, saved_values: Sequence[Any]) -> GraphPeak:
+def graph_peak(cap: Any, saved_values: Sequence[Any], backend: str | None = None) -> GraphPeak:
     """Partition ``cap``'s joint graph for ``saved_values`` and put both halves on one timeline.
 
-    Under ``aot_eager`` (``cap.backend``) the liveness pass (:mod:`._liveness`), under inductor
-    the wrapper code it generates (:mod:`._inductor`). ``cap`` is a
+    Under ``aot_eager`` (``backend``, default ``cap.backend``) the liveness pass (:mod:`._liveness`), under
+    inductor the wrapper code it generates (:mod:`._inductor`). The liveness pass asked of an inductor
+    graph (``backend="aot_eager"``, the guide of inductor's search) counts no op workspace: it only steers. ``cap`` is a
     :class:`~..capture.Capture`: the joint graph, how the step hands its backward the
     tangents, the eager loss's own peak between the forward and the backward, and
     whether the step keeps its outputs through the backward (``keep_output``).
@@ -96,17 +97,18 @@ def graph_peak(cap: Any, saved_values: Sequence[Any]) -> GraphPeak:
     }
     fw_keys: tuple[int, ...] = ()
     bw_keys: tuple[int, ...] = ()
-    if cap.backend == "inductor":
+    backend = cap.backend if backend is None else backend
+    if backend == "inductor":
         # The same partition, as inductor's generated code runs it (fusion, reordering, frees, reuse).
         owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not is_tangent(n)
                  and not any(k in inputs for k, _ in node_storages(n))}  # fmt: skip
-        fresh_fw, fresh_bw = partition(cap, saved_values)
-        fw_deltas, bw_deltas = plan_events(fresh_fw, fresh_bw, tangents_by_name, owned,
+        # Inductor's passes change the modules: everything read from them above is read already.
+        fw_deltas, bw_deltas = plan_events(fw, bw, tangents_by_name, owned,
                                            allocate_tangents=not cap.tangents_given)  # fmt: skip
     else:
-        if cap.workspaces is None:
+        if cap.workspaces is None and cap.backend == "aot_eager":
             cap.workspaces = op_workspaces(list(cap.joint_graph.nodes))
-        ws = cap.workspaces
+        ws = cap.workspaces or {}
         fw_deltas, fw_alive, _ = liveness(fw, preexisting=inputs, fresh_inputs=None, keep_outputs=None,
                                           workspaces=ws)  # fmt: skip
         # User outputs stay; saved tensors the forward allocated are live on entry to the

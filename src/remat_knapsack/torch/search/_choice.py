@@ -52,7 +52,9 @@ def choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], search
     (budget 0). Among these, those whose modelled peak is within the limit are
     compared by what they recompute (PyTorch's runtime estimate of every op the
     backward runs again, candidates or not), the least winning; when none fits,
-    the smallest modelled peak.
+    the smallest modelled peak. Under inductor, when the knapsack plan fits, a
+    budget's saved set is lowered only if it could win (:func:`_screened`); the
+    record's ``others`` says why one was not (``screened``).
     """
     limit = solver.max_peak_bytes
     plans: list[tuple[str, list[Any]]] = [("knapsack", list(knapsack_saved))]
@@ -65,13 +67,23 @@ def choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], search
                 continue
         plans.append(("inputs", list(cap.node_info.inputs)))
     compose = solver._step_scorer(cap.joint_graph)
-    scored = []
-    for kind, saved in plans:
-        # What the partitioner would run: no random op recomputed (budget 0's rule for "inputs").
-        saved = _rng.random_safe(cap.joint_graph, cap.node_info, saved, 0 if kind == "inputs" else 1)
-        g = cap.peak(saved)
-        peak = compose(g) if compose is not None else peaks.step_peak([g])
-        scored.append((peak, cap.recompute_cost(g), kind, saved, g))
+
+    def scored_plan(kind: str, saved: list[Any], backend: str | None = None) -> tuple:
+        g = cap.peak(saved, backend)
+        return (compose(g) if compose is not None else peaks.step_peak([g]), cap.recompute_cost(g), kind, saved, g)
+
+    # What the partitioner would run: no random op recomputed (budget 0's rule for "inputs").
+    plans = [(kind, _rng.random_safe(cap.joint_graph, cap.node_info, saved, 0 if kind == "inputs" else 1))
+             for kind, saved in plans]  # fmt: skip
+    scored = [scored_plan(*plans[0])]
+    screened = {}
+    for kind, saved in plans[1:]:
+        if cap.backend == "inductor" and scored[0][0] <= limit:
+            guess = scored_plan(kind, saved, "aot_eager")
+            screened[kind] = _screened(guess, scored[0], scored_plan(*plans[0], "aot_eager"), limit)
+            if screened[kind]:
+                continue
+        scored.append(scored_plan(kind, saved))
     fitting = [x for x in scored if x[0] <= limit]
     best = min(fitting, key=lambda x: (x[1], x[0])) if fitting else min(scored, key=lambda x: (x[0], x[1]))
     modelled = [x[0] for x in scored] + ([searched_min] if searched_min is not None else [])
@@ -82,9 +94,34 @@ def choose_for_peak(cap: Capture, solver: Any, knapsack_saved: list[Any], search
         "min_peak_bytes": min(modelled), "saved": len(best[3]),
         "others": {x[2]: {"predicted_peak_bytes": x[0], "recompute_cost": x[1]} for x in scored},
     }  # fmt: skip
+    for kind, why in screened.items():
+        if why:
+            choice["others"][kind] = {"predicted_peak_bytes": None, "recompute_cost": why[1], "screened": why[0]}
     solver.choices.append(choice)
     solver.plans[graph_key(cap.joint_graph)] = ChosenPlan(tuple(n.name for n in best[3]), best[4], choice)
     return best[3]
+
+
+#: Under inductor, a budget's saved set whose liveness peak, scaled by inductor's ratio to it on the knapsack
+#: plan, is above the limit by more than this fraction is not lowered: it would not fit.
+SCREEN_MARGIN = 0.05
+
+
+def _screened(guess: tuple, knapsack: tuple, knapsack_guess: tuple, limit: int) -> tuple[str, float] | None:
+    """Why a budget's saved set need not be scored by inductor's code, or None when it must be.
+
+    ``guess``: the saved set scored by the liveness pass (its recompute cost is exact: the same partition);
+    ``knapsack``: the knapsack plan, scored by inductor and within the limit, and ``knapsack_guess`` by the
+    liveness pass (``(peak, recompute cost, ...)`` each). A plan that recomputes at
+    least as much cannot win; one whose scaled liveness peak is over the limit by :data:`SCREEN_MARGIN` would not fit.
+    """
+    peak, cost = guess[0], guess[1]
+    if cost >= knapsack[1]:
+        return ("recomputes no less than the knapsack plan", cost)
+    ratio = knapsack[0] / max(1, knapsack_guess[0])
+    if peak * ratio > (1 + SCREEN_MARGIN) * limit:
+        return (f"over the limit by the liveness pass ({peak * ratio:.0f} bytes, scaled)", cost)
+    return None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,12 @@ from .. import _rng, peaks
 if TYPE_CHECKING:
     from ..capture import Capture
 
-__all__ = ["PlanChoice", "search_plan"]
+__all__ = ["GUIDED_CHECKS", "GUIDED_FILL", "PlanChoice", "search_guided", "search_plan"]
+
+#: Plans :func:`search_guided` scores with inductor's code at most (each costs a lowering of both graphs).
+GUIDED_CHECKS = 3
+#: A checked plan within the limit and above this fraction of it ends :func:`search_guided`'s aiming.
+GUIDED_FILL = 0.97
 
 
 @dataclass(frozen=True)
@@ -38,14 +43,16 @@ class PlanChoice:
     peak_bytes: int  # the modelled peak of this graph's step
     fits: bool  # peak_bytes <= the limit
     exact: bool  # the search proved no plan saves more runtime within the limit
-    evaluated: int  # plans partitioned and run through the liveness pass
+    evaluated: int  # plans partitioned and scored (search_guided: the guide's, search by search, and inductor's)
     min_peak_bytes: int  # the smallest modelled peak among them
     graph_peak: peaks.GraphPeak
+    checked: int = 0  # plans scored by inductor's code in search_guided (0: search_plan scored every plan)
 
 
 def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[float], memory: Sequence[float],
                 limit: int, *, max_plans: int = 48, frontier_points: int = 24, bisect: bool = False,
-                compose: Callable[[peaks.GraphPeak], int] | None = None) -> PlanChoice:  # fmt: skip
+                compose: Callable[[peaks.GraphPeak], int] | None = None,
+                backend: str | None = None) -> PlanChoice:  # fmt: skip
     """The plan that keeps the most runtime among those whose modelled peak is within ``limit``.
 
     A plan is a set of candidates the knapsack lets the min-cut recompute (the
@@ -61,6 +68,7 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     of scanning it (for costly peak models: inductor's generated code per plan).
     ``compose``: a plan's peaks.GraphPeak -> the peak it is held to (default: this
     graph's step alone; with several graphs, the whole step's).
+    ``backend``: whose timeline scores a plan (:meth:`~..capture.Capture.peak`; default the graph's own).
     Random candidates are in no plan's recompute set
     (:mod:`.._rng`). Deterministic: same graph, same limit, same plan.
     """
@@ -75,7 +83,7 @@ def search_plan(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[floa
     def score(rec: frozenset[int]) -> tuple[int, peaks.GraphPeak]:
         hit = seen.get(rec)
         if hit is None:
-            g = cap.peak(cap.saved_for_plan(candidates, rec))
+            g = cap.peak(cap.saved_for_plan(candidates, rec), backend)
             hit = seen[rec] = (compose(g) if compose is not None else peaks.step_peak([g]), g)
         return hit
 
@@ -183,3 +191,52 @@ def _lowest_between_picks(picks: list[int], peak_at: Callable[[int], int],
         else:
             lo = left
     return [j for j in range(lo, hi + 1) if fits_at(j)][:1]
+
+
+def search_guided(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[float], memory: Sequence[float],
+                  limit: int, *, checks: int = GUIDED_CHECKS, frontier_points: int = 6, max_plans: int = 2,
+                  compose: Callable[[peaks.GraphPeak], int] | None = None) -> PlanChoice:  # fmt: skip
+    """The plan for ``limit`` under inductor, steered by the liveness pass and checked by inductor's code.
+
+    Scoring a plan with inductor's generated code lowers both of its graphs
+    (a fifth of a compile on a GPT-2 of 4 to 8 layers); the liveness pass over
+    the same partition (``backend="aot_eager"``) costs a twentieth of that, and
+    its peak is off from inductor's by a ratio that drifts slowly along the
+    plans. So :func:`search_plan` runs on the liveness pass, aiming at the limit
+    scaled by inductor's ratio to it on the last plan checked, and each plan it
+    picks is scored by inductor's code: at most ``checks`` of them, stopping
+    once one fits above :data:`GUIDED_FILL` of the limit, or when the aim picks
+    a plan checked before. The best checked plan that fits wins (the most
+    runtime kept); with none, the lowest checked peak. ``exact`` is False: the
+    guide may skip a better plan, never pass one over the limit.
+    """
+    r = [max(0.0, float(x)) for x in runtimes]
+    total = math.fsum(r)
+    checked: dict[frozenset[int], tuple[int, peaks.GraphPeak, float]] = {}
+    evaluated = 0
+    aim = limit
+    for _ in range(max(1, checks)):
+        guide = search_plan(cap, candidates, runtimes, memory, aim, max_plans=max_plans,
+                            frontier_points=frontier_points, bisect=True, compose=compose, backend="aot_eager")
+        evaluated += guide.evaluated
+        rec = frozenset(guide.recompute)
+        if rec in checked:
+            break  # the aim settled on a plan already checked
+        g = cap.peak(cap.saved_for_plan(candidates, rec))
+        peak = compose(g) if compose is not None else peaks.step_peak([g])
+        checked[rec] = (peak, g, total - math.fsum(r[i] for i in rec))
+        if peak <= limit and (peak >= GUIDED_FILL * limit or not rec):
+            break  # fits, and fills the limit (or recomputes nothing)
+        nxt = int(aim * limit / max(1, peak))
+        if nxt == aim:
+            break
+        aim = nxt
+    fitting = [(v, -p, rec) for rec, (p, _, v) in checked.items() if p <= limit]
+    if fitting:
+        chosen = max(fitting, key=lambda x: (x[0], x[1]))[2]
+    else:
+        chosen = min(checked, key=lambda k: (checked[k][0], -checked[k][2]))
+    peak, g, value = checked[chosen]
+    return PlanChoice(recompute=tuple(sorted(chosen)), value=value, peak_bytes=peak, fits=bool(fitting), exact=False,
+                      evaluated=evaluated + len(checked), min_peak_bytes=min(p for p, _, _ in checked.values()),
+                      graph_peak=g, checked=len(checked))  # fmt: skip

@@ -202,17 +202,28 @@ def search_guided(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[fl
     (a fifth of a compile on a GPT-2 of 4 to 8 layers); the liveness pass over
     the same partition (``backend="aot_eager"``) costs a twentieth of that, and
     its peak is off from inductor's by a ratio that drifts slowly along the
-    plans. So :func:`search_plan` runs on the liveness pass, aiming at the limit
-    scaled by inductor's ratio to it on the last plan checked, and each plan it
+    plans. So :func:`search_plan` runs on the liveness pass (the guide), aiming
+    at a guide peak that should put inductor's at the limit, and each plan it
     picks is scored by inductor's code: at most ``checks`` of them, stopping
-    once one fits above :data:`GUIDED_FILL` of the limit, or when the aim picks
-    a plan checked before. The best checked plan that fits wins (the most
+    once one fits above :data:`GUIDED_FILL` of the limit. The aim is the limit
+    scaled by inductor's ratio to the guide on the last plan checked, or, once
+    two checked plans bracket the limit, the secant between them. When the
+    aim picks a plan checked already and none fits, the plan that recomputes
+    every candidate is checked next (the guide and inductor may disagree on
+    which way the peak falls). The best checked plan that fits wins (the most
     runtime kept); with none, the lowest checked peak. ``exact`` is False: the
     guide may skip a better plan, never pass one over the limit.
     """
     r = [max(0.0, float(x)) for x in runtimes]
     total = math.fsum(r)
-    checked: dict[frozenset[int], tuple[int, peaks.GraphPeak, float]] = {}
+    random = set(_rng.random_indices(candidates))
+    everything = frozenset(i for i in range(len(candidates)) if i not in random)
+    checked: dict[frozenset[int], tuple[int, peaks.GraphPeak, float, int]] = {}  # peak, graph, value, guide's
+
+    def score(rec: frozenset[int], backend: str | None = None) -> tuple[int, peaks.GraphPeak]:
+        g = cap.peak(cap.saved_for_plan(candidates, rec), backend)
+        return (compose(g) if compose is not None else peaks.step_peak([g])), g
+
     evaluated = 0
     aim = limit
     for _ in range(max(1, checks)):
@@ -221,22 +232,36 @@ def search_guided(cap: Capture, candidates: Sequence[Any], runtimes: Sequence[fl
         evaluated += guide.evaluated
         rec = frozenset(guide.recompute)
         if rec in checked:
-            break  # the aim settled on a plan already checked
-        g = cap.peak(cap.saved_for_plan(candidates, rec))
-        peak = compose(g) if compose is not None else peaks.step_peak([g])
-        checked[rec] = (peak, g, total - math.fsum(r[i] for i in rec))
+            if any(p <= limit for p, _, _, _ in checked.values()) or everything in checked:
+                break  # the aim settled on a plan checked already
+            rec = everything
+        peak, g = score(rec)
+        checked[rec] = (peak, g, total - math.fsum(r[i] for i in rec), score(rec, "aot_eager")[0])
         if peak <= limit and (peak >= GUIDED_FILL * limit or not rec):
             break  # fits, and fills the limit (or recomputes nothing)
-        nxt = int(aim * limit / max(1, peak))
+        nxt = _next_aim(aim, limit, list(checked.values()))
         if nxt == aim:
             break
         aim = nxt
-    fitting = [(v, -p, rec) for rec, (p, _, v) in checked.items() if p <= limit]
+    fitting = [(v, -p, rec) for rec, (p, _, v, _) in checked.items() if p <= limit]
     if fitting:
         chosen = max(fitting, key=lambda x: (x[0], x[1]))[2]
     else:
         chosen = min(checked, key=lambda k: (checked[k][0], -checked[k][2]))
-    peak, g, value = checked[chosen]
+    peak, g, value, _ = checked[chosen]
     return PlanChoice(recompute=tuple(sorted(chosen)), value=value, peak_bytes=peak, fits=bool(fitting), exact=False,
-                      evaluated=evaluated + len(checked), min_peak_bytes=min(p for p, _, _ in checked.values()),
+                      evaluated=evaluated + len(checked), min_peak_bytes=min(p for p, _, _, _ in checked.values()),
                       graph_peak=g, checked=len(checked))  # fmt: skip
+
+
+def _next_aim(aim: int, limit: int, checked: list[tuple[int, Any, float, int]]) -> int:
+    """The guide peak to aim at next: the secant through the closest checked plans on each side of the
+    limit (inductor's peak against the guide's), or else the limit scaled by the last plan's ratio."""
+    below = [(p, q) for p, _, _, q in checked if p <= limit]
+    above = [(p, q) for p, _, _, q in checked if p > limit]
+    if below and above:
+        (p0, q0), (p1, q1) = max(below), min(above)
+        if p1 > p0 and q1 > q0:  # both models rise from one to the other: interpolate
+            return int(q0 + (limit - p0) * (q1 - q0) / (p1 - p0))
+    peak, _, _, guide = checked[-1]
+    return int(guide * limit / max(1, peak))

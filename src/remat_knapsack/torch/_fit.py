@@ -152,10 +152,11 @@ def fit(
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
 
-    Plans with the peak model inside a compile on fake tensors (a
-    :class:`KnapsackSolver` with ``max_peak_bytes``; nothing of the step's
-    size is allocated and no kernel is built), then compiles that plan for
-    real, only if its modelled peak fits, and measures the step as
+    Plans with the peak model inside the compile (a :class:`KnapsackSolver`
+    with ``max_peak_bytes``, the model and loss checked on fake tensors
+    first). A plan whose modelled peak is over the limit stops the compile
+    there: nothing of it is built or run. A plan that fits is built and its
+    step measured as
     :func:`sweep` does (peak, saved bytes, median of ``repeats`` steps). A
     step that runs out of memory is an answer: that plan does not fit, and
     ``fit`` aims :data:`OOM_AIM` of its target. If the measured peak
@@ -349,31 +350,26 @@ def _report_solver(solver: Any) -> Any:
 
 
 def _plan_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions, fakes) -> tuple[dict, Any]:
-    """One of :func:`fit`'s attempts: plan for ``solver``'s target, and run the plan only if it fits.
+    """One of :func:`fit`'s attempts: plan for ``solver``'s target in the compile, and run the plan only if it fits.
 
-    With ``fakes``, the plan is chosen in a compile on fake tensors (no
-    kernel built, nothing of the step's size allocated); only a plan whose
-    modelled peak fits is compiled for real (the solver replays the plan
-    chosen for each graph) and measured. Otherwise the plan is chosen inside
-    the real compile. Returns the result and the solver that compiled it.
+    With ``fakes`` (the model runs on fake tensors, one process, no regions),
+    the solver stops the compile (:class:`~._plugin.PlanDoesNotFit`) when a
+    graph's chosen plan is over the target by the peak model: nothing of
+    that plan is built or run. Otherwise the plan is chosen inside the real
+    compile and its step runs before the fit is known (a recorded step, or
+    under torch.distributed, where every rank must reach the same
+    collectives). Returns the result and the solver that compiled it.
     """
-    if not fakes:
-        return _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions), solver
-    _plan_on_fakes(model, args, solver, backend)
-    mins = [c["min_peak_bytes"] for c in solver.choices]
-    if not solver.choices or any(not c["fits"] for c in solver.choices):
-        return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
-                "min_modelled_peak_bytes": max(mins) if mins else None}, solver  # fmt: skip
-    replay = _report_solver(solver)
-    result = _compile_and_measure(model, args, loss_fn, replay, backend, repeats, device, regions)
-    result["plans_evaluated"] = sum(r.plans_evaluated or 0 for r in solver.history)
-    result["recomputes"] = _recomputes(solver)
-    result["min_modelled_peak_bytes"] = max(mins)
-    return result, replay
+    solver._stop_unless_fits = bool(fakes)
+    return _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions), solver
 
 
 def _plan_on_fakes(model: Any, args: tuple, solver: Any, backend: Any) -> None:
-    """Compile ``model`` on fake tensors with ``solver`` (forward only, no kernel built): it plans every graph."""
+    """Compile ``model`` on fake tensors with ``solver`` (forward only, no kernel built): it plans every graph.
+
+    The compiled path's plan without a measuring step, for a model that cannot be run (one on the meta
+    device, ``benchmarks/_llama8b.py``); ``solver.plans`` then compiles it anywhere.
+    """
     torch._dynamo.reset()
     try:
         with contextlib.ExitStack() as stack:
@@ -392,6 +388,13 @@ def _recomputes(solver: Any) -> bool:
     recomputes less was turned down for its modelled peak."""
     return any(r.solution.recomputed for r in solver.history) or any(
         o["recompute_cost"] < c["recompute_cost"] for c in solver.choices for o in c["others"].values())
+
+
+def _does_not_fit(solver: Any) -> dict[str, Any]:
+    """An attempt whose plan no graph's modelled peak fits: nothing measured."""
+    mins = [c["min_peak_bytes"] for c in solver.choices]
+    return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
+            "min_modelled_peak_bytes": max(mins) if mins else None}  # fmt: skip
 
 
 def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions=None) -> dict[str, Any]:
@@ -414,15 +417,13 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
 
         try:
             zero_grad(model, args)
-            step()  # compiles: the solver plans here (or replays the plan chosen on fake tensors)
+            step()  # compiles: the solver plans here (or stops the compile: PlanDoesNotFit)
             if any(not c["fits"] for c in solver.choices):  # no plan's modelled peak fits: no measurement
-                mins = [c["min_peak_bytes"] for c in solver.choices]
-                return {"target_bytes": solver.max_peak_bytes, "plan_fits": False, "predicted_peak_bytes": None,
-                        "min_modelled_peak_bytes": max(mins) if mins else None}  # fmt: skip
+                return _does_not_fit(solver)
             zero_grad(model, args)
-            saved = saved_tensor_bytes(step)
-            zero_grad(model, args)
-            peak = profile_peak_bytes(step, device)
+            peaks: list[int] = []  # one step for both: the saved-tensor hooks allocate nothing
+            saved = saved_tensor_bytes(lambda: peaks.append(profile_peak_bytes(step, device)))
+            peak = peaks[0]
             times = []
             for _ in range(repeats):
                 zero_grad(model, args)
@@ -432,6 +433,8 @@ def _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device,
                 sync(device)
                 times.append(time.perf_counter() - t0)
         except Exception as exc:
+            if _rt.plan_did_not_fit(exc) is not None:
+                return _does_not_fit(solver)
             if not is_out_of_memory(exc):
                 raise
             out_of_memory = out_of_memory_message(exc)

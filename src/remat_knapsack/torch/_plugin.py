@@ -224,6 +224,29 @@ class SolveRecord:
     min_peak_bytes: int | None = None
 
 
+class PlanDoesNotFit(Exception):
+    """Raised from the partitioner when no plan of a graph fits the limit and the caller asked to stop there.
+
+    ``fit`` compiles with it armed (``KnapsackSolver._stop_unless_fits``), so that a plan whose modelled peak
+    is over the limit is neither built nor run; dynamo wraps it (:func:`plan_did_not_fit` finds it).
+    """
+
+    def __init__(self, min_peak_bytes: int) -> None:
+        super().__init__(f"no plan's modelled peak fits; the smallest is {min_peak_bytes} bytes")
+        self.min_peak_bytes = min_peak_bytes
+
+
+def plan_did_not_fit(exc: BaseException) -> PlanDoesNotFit | None:
+    """The :class:`PlanDoesNotFit` behind ``exc`` (dynamo wraps a backend's errors), or None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, PlanDoesNotFit):
+            return exc
+        seen.add(id(exc))
+        exc = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+    return None
+
+
 class KnapsackSolver(_HOOK):
     """A ``CustomKnapsackSolver`` that solves with :func:`remat_knapsack.solve`.
 
@@ -328,6 +351,9 @@ class KnapsackSolver(_HOOK):
         self._loss_phases: tuple[int, int, int] | None = None
         #: With regions (``_regions.Step``, set by ``fit``): the step every graph's plan is held to.
         self._step: Any = None
+        #: Set by ``fit``: a graph whose chosen plan's modelled peak does not fit stops the compile
+        #: (:class:`PlanDoesNotFit`) before any of its code is built or run.
+        self._stop_unless_fits = False
         key: dict[str, Any] = {"solver": solver, "options": {**defaults, **options}}
         if budget is not None:  # keeps the key of budget=None plans unchanged
             key["budget"] = budget
@@ -487,7 +513,10 @@ class KnapsackSolver(_HOOK):
             self._current_capture = None
         self._describe_step(cap)
         searched = self.history[-1].min_peak_bytes if len(self.history) > calls else None
-        return search.choose_for_peak(cap, self, list(saved), searched)
+        chosen = search.choose_for_peak(cap, self, list(saved), searched)
+        if self._stop_unless_fits and not self.choices[-1]["fits"]:
+            raise PlanDoesNotFit(self.choices[-1]["min_peak_bytes"])
+        return chosen
 
     def _describe_step(self, cap: Any) -> None:
         """Tell ``cap`` the step around its graph: the tangents, the loss, whether the output is kept.

@@ -7,6 +7,16 @@ thing a user whose step does not fit cannot do, so they run it on fake tensors
 output's metadata and allocates nothing. A model built under
 ``with torch.device("meta"):`` is planned the same way, for the device it will
 train on.
+
+A meta model wrapped with FSDP2 (``fully_shard``) on a fake process group
+(``init_process_group("fake", store=FakeStore(), ...)``, as torchtitan's
+memory estimator runs one rank of N on one machine) is planned on fake tensors
+too: FSDP keeps its own references to the sharded parameters, so swapping the
+module's parameters (as :func:`fake_model` does) would not reach them.
+Instead the model is materialised as fake tensors (``to_empty`` inside the
+fake mode, as the estimator does) and put back on the meta device afterwards
+(:func:`fake_sharded`). The fake group's collectives move nothing, so the
+step is one rank's: its all-gathers and reduce-scatters at their sizes.
 """
 
 from __future__ import annotations
@@ -22,7 +32,8 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 
-__all__ = ["FakeMemory", "FakeModel", "fake_model", "fake_unsupported", "is_meta", "on_fakes", "target_device"]
+__all__ = ["FakeMemory", "FakeModel", "fake_model", "fake_sharded", "fake_unsupported", "is_fake_group", "is_meta",
+           "on_fakes", "target_device"]
 
 T = TypeVar("T")
 
@@ -120,13 +131,18 @@ def on_fakes(model: Any, args: tuple, device: str | None, fn: Callable[[FakeMode
     A model on the meta device has no real tensors to fall back on: then the
     cause is raised as a ``ValueError``. Under torch.distributed (more than
     one rank) the model's own collectives (DDP's, FSDP's) need real tensors:
-    ``fn(None)``.
+    ``fn(None)``; except on a fake process group (:func:`is_fake_group`) for
+    a model whose parameters and buffers are all on the meta device: it runs
+    on fakes (:func:`fake_sharded`).
     """
     dist = torch.distributed
+    sharded = False
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-        return fn(None)
+        if not (is_fake_group() and isinstance(model, torch.nn.Module) and _all_meta(model)):
+            return fn(None)
+        sharded = True  # a meta model on a fake process group: materialised as fake tensors
     try:
-        with fake_model(model, args, device) as fm:
+        with (fake_sharded if sharded else fake_model)(model, args, device) as fm:
             return fn(fm)
     except Exception as exc:
         if not fake_unsupported(exc):
@@ -138,6 +154,55 @@ def on_fakes(model: Any, args: tuple, device: str | None, fn: Callable[[FakeMode
                       f"{str(exc).splitlines()[0] if str(exc) else ''}); the unplanned step runs once",
                       RuntimeWarning, stacklevel=3)  # fmt: skip
     return fn(None)
+
+
+def _all_meta(model: torch.nn.Module) -> bool:
+    """Whether every parameter and buffer of ``model`` (at least one) is on the meta device."""
+    tensors = list(model.parameters()) + list(model.buffers())
+    return bool(tensors) and all(t.is_meta for t in tensors)
+
+
+def is_fake_group() -> bool:
+    """Whether the default process group is a fake one (backend "fake": its collectives move no data)."""
+    try:
+        return torch.distributed.get_backend() == "fake"
+    except (RuntimeError, ValueError):  # no default group
+        return False
+
+
+@contextlib.contextmanager
+def fake_sharded(model: torch.nn.Module, args: tuple, device: str | None = None) -> Iterator[FakeModel]:
+    """Inside the block, the meta ``model`` (wrapped with FSDP2 or not) holds fake tensors on ``device``; on
+    exit, meta tensors again.
+
+    ``model.to_empty(device=...)`` inside a ``FakeTensorMode``: FSDP2's own
+    sharded parameters become fake tensors of the same shapes, so its
+    all-gathers, reshards and reduce-scatters run on fakes. On exit,
+    ``model.to_empty(device="meta")``: the parameters, buffers and gradients
+    are meta tensors of the same shapes (new tensor objects: a meta model
+    holds no values to lose). The inputs are given as fake tensors (meta
+    inputs on ``device``).
+    """
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    kind = target_device(model, args, device)
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+
+    def fake_of(t: torch.Tensor) -> torch.Tensor:
+        where = kind if (device is not None or t.is_meta) else t.device
+        with mode:
+            f = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=where)
+        return f.requires_grad_(True) if t.requires_grad else f
+
+    try:
+        with mode:
+            model.to_empty(device=kind)
+        fake_args = tree_map(lambda a: fake_of(a) if isinstance(a, torch.Tensor) else a, args)
+        yield FakeModel(mode=mode, args=tuple(fake_args), device=kind)
+    finally:
+        model.to_empty(device="meta")
+        for p in model.parameters():
+            p.grad = None
 
 
 def fake_unsupported(exc: BaseException) -> bool:

@@ -11,8 +11,8 @@ frontier as a menu, and the split of the limit across units) and ``_plan``
 (:func:`plan_checkpoints`, :class:`CheckpointPlan`: the call, the plan, and
 applying its policies with ``torch.utils.checkpoint``).
 
-Imports: ``_roofline`` nothing of the package; ``_workspace`` only
-``..step``; ``_record`` ``..step`` (what a step must leave as found),
+Imports: ``_roofline`` nothing of the package; ``_workspace`` ``..step``
+and ``_roofline`` (an op's FLOPs, for its size cap); ``_record`` ``..step`` (what a step must leave as found),
 ``..capture`` (fake tensors), ``_roofline`` and ``_workspace``; ``_timeline``
 ``_record``; ``_split`` ``_timeline`` and :mod:`remat_knapsack.tradeoff`;
 ``_plan`` all of these, :mod:`remat_knapsack.errors` and ``..step`` (the

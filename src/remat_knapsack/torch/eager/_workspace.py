@@ -15,25 +15,53 @@ for CUDA where no GPU is available. A generator passed to an op is replaced by
 a fresh one, and the default generators are put back afterwards, so the
 measurement draws nothing from the caller's random streams.
 
-May import: torch, and ``..step`` (the profiler's allocator events).
+The size cap. Running an op alone for real allocates its inputs and outputs:
+at the size a large model trains (Llama 3 8B, 8192 tokens: the bf16 logits are
+2 GiB, their float32 copy 4 GiB) that is more memory than planning may take,
+and at the CPU's bf16 matmul rate (about 1 GFLOP/s on an AVX2 machine) one
+projection of that model runs for minutes. So an op is run only when the
+storages of its inputs and outputs together hold at most
+:data:`MAX_OP_BYTES` bytes and its FLOPs (``torch.utils.flop_counter``'s
+formula, :func:`._roofline.op_flops`) are at most :data:`MAX_OP_FLOPS`, per
+device (its outputs' sizes come from running it on the meta device, which
+allocates nothing). An op over either cap is not run: its workspace counts
+0, and one ``RuntimeWarning`` per measurement lists those ops with their
+shapes. It is not scaled from a run at a smaller size, because no one rule
+holds across kernels: the CPU's flash attention allocates per thread and
+per block (the same bytes at 1024 and 2048 tokens), ``cumsum`` in proportion
+to its input, a matmul nothing. Counting 0 is an under-count only where such
+an op has a workspace; the warning says which ops those may be.
+
+May import: torch, ``..step`` (the profiler's allocator events) and
+``._roofline`` (an op's FLOPs).
 """
 
 from __future__ import annotations
 
 import bisect
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_map
+from torch.utils._pytree import tree_leaves, tree_map
 
 from ..step import Timeline, profile_timeline
+from ._roofline import op_flops
 
-__all__ = ["OpCall", "TensorSpec", "measure_workspaces", "op_call"]
+__all__ = ["MAX_OP_BYTES", "MAX_OP_FLOPS", "OpCall", "TensorSpec", "measure_workspaces", "op_call"]
 
 #: Profiler range around the measured run of signature ``i``: RANGE + str(i).
 RANGE = "remat_knapsack.workspace "
+#: Per device: the most bytes an op's input and output storages may hold together for the op to be run
+#: for its workspace (module docstring). A larger op counts 0 and is named in a RuntimeWarning.
+MAX_OP_BYTES = {"cpu": 256 << 20, "cuda": 4 << 30}
+#: Per device: the most FLOPs an op may take to be run for its workspace (2e10: 20 s of bf16 matmul on
+#: an AVX2 CPU, 0.4 s in float32; 1e13: about 20 ms on an H100).
+MAX_OP_FLOPS = {"cpu": 2e10, "cuda": 1e13}
+#: How many of the ops over the cap the warning names (the rest are counted).
+_NAMED = 8
 
 
 @dataclass(frozen=True)
@@ -130,12 +158,78 @@ def _workspaces(timeline: Timeline, labels: dict[str, Any]) -> dict[Any, int]:
     return out
 
 
+def _storage_bytes(spec: TensorSpec) -> int:
+    """Bytes of the smallest storage that holds a tensor of ``spec`` (an expanded one: its one row)."""
+    if any(d == 0 for d in spec.shape):
+        return 0
+    span = 1 + sum((d - 1) * abs(s) for d, s in zip(spec.shape, spec.stride))
+    return span * spec.dtype.itemsize
+
+
+def _meta(value: Any) -> Any:
+    """A meta tensor for a :class:`TensorSpec`, None for a generator (meta ops draw nothing), else the value."""
+    if isinstance(value, torch.Generator):
+        return None
+    if not isinstance(value, TensorSpec):
+        return value
+    return torch.empty_strided(value.shape, value.stride, dtype=value.dtype, device="meta")
+
+
+def op_size(call: OpCall) -> tuple[int, int]:
+    """``(bytes, flops)`` of one op: the bytes of its input and output storages, and its FLOPs.
+
+    The outputs' sizes and the FLOPs come from running the op on meta
+    tensors; where it has no meta kernel, its inputs' bytes alone and 0 FLOPs.
+    """
+    nbytes = sum(_storage_bytes(v) for v in tree_leaves((call.args, call.kwargs)) if isinstance(v, TensorSpec))
+    try:
+        args, kwargs = tree_map(_meta, call.args), tree_map(_meta, call.kwargs)
+        with torch.no_grad():
+            out = call.func(*args, **kwargs)
+    except Exception:  # no meta kernel, or arguments it does not take on meta tensors
+        return nbytes, 0
+    outs = [t for t in tree_leaves(out) if isinstance(t, torch.Tensor)]
+    nbytes += sum(_storage_bytes(TensorSpec(tuple(t.shape), tuple(t.stride()), t.dtype)) for t in outs)
+    return nbytes, op_flops(call.func, args, kwargs, out)
+
+
+def _describe(call: OpCall) -> str:
+    shapes = ", ".join("x".join(map(str, v.shape)) or "()" for v in tree_leaves(call.args) if isinstance(v, TensorSpec))
+    return f"{call.func}({shapes})"
+
+
+def _within_cap(calls: Mapping[Any, OpCall], device: str) -> dict[Any, OpCall]:
+    """The calls under :data:`MAX_OP_BYTES` and :data:`MAX_OP_FLOPS`; one RuntimeWarning naming the others."""
+    max_bytes, max_flops = MAX_OP_BYTES[device], MAX_OP_FLOPS[device]
+    kept: dict[Any, OpCall] = {}
+    over: list[tuple[int, str]] = []
+    for signature, call in calls.items():
+        nbytes, flops = op_size(call)
+        if nbytes <= max_bytes and flops <= max_flops:
+            kept[signature] = call
+        else:
+            over.append((nbytes, f"{_describe(call)}: {nbytes / 2**20:.0f} MiB, {flops:.2g} FLOPs"))
+    if over:
+        over.sort(key=lambda o: -o[0])
+        named = "; ".join(text for _, text in over[:_NAMED])
+        more = f"; and {len(over) - _NAMED} more" if len(over) > _NAMED else ""
+        warnings.warn(f"workspace not measured for {len(over)} op(s) over the size cap on {device} "
+                      f"(MAX_OP_BYTES {max_bytes / 2**20:.0f} MiB of inputs and outputs, MAX_OP_FLOPS "
+                      f"{max_flops:.2g}); each counts 0: {named}{more}", RuntimeWarning, stacklevel=4)  # fmt: skip
+    return kept
+
+
 def measure_workspaces(calls: Mapping[Any, OpCall], device: str) -> dict[Any, int]:
     """Workspace bytes per signature of ``calls`` (those with none are left out), measured on ``device``.
 
     ``device``: "cpu", or "cuda" (an empty answer where no GPU is available).
+    Ops over the size cap (:data:`MAX_OP_BYTES`, :data:`MAX_OP_FLOPS`) are not
+    run and count 0, with one ``RuntimeWarning`` naming them.
     """
     if not calls or device not in ("cpu", "cuda") or (device == "cuda" and not torch.cuda.is_available()):
+        return {}
+    calls = _within_cap(calls, device)
+    if not calls:
         return {}
     labels: dict[str, Any] = {}
     forked = [torch.cuda.current_device()] if device == "cuda" else []

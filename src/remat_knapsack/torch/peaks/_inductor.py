@@ -102,6 +102,11 @@ def _output_strides(graph: Any, names: Sequence[str]) -> tuple[tuple[str, tuple[
 
 #: Workspace bytes of each fallback kernel measured so far, by :func:`_kernel_signature`.
 _WORKSPACES: dict[Any, int] = {}
+#: Per device: the most bytes a fallback kernel's input and output storages may hold together, and the most
+#: FLOPs it may take, for it to be run for its workspace (the size cap of ``eager._workspace``, same values).
+#: Over either, it counts 0 and a RuntimeWarning names it (once per signature).
+MAX_EXTERN_BYTES = {"cpu": 256 << 20, "cuda": 4 << 30}
+MAX_EXTERN_FLOPS = {"cpu": 2e10, "cuda": 1e13}
 
 
 def _kernel_signature(node: Any) -> Any:
@@ -120,6 +125,10 @@ def extern_workspace(node: Any) -> int:
     tensors of the inductor layouts of its inputs: on CUDA from the
     allocator's peak, on the CPU from ``torch.profiler``'s memory events.
     0 for any other kernel, symbolic sizes, or an op that fails on made-up inputs.
+    An op whose inputs and outputs hold more than :data:`MAX_EXTERN_BYTES` or
+    that takes more than :data:`MAX_EXTERN_FLOPS` (its outputs and FLOPs from a
+    run on meta tensors) is not run: 0, with a ``RuntimeWarning`` naming it
+    (a large model's attention on the CPU: gigabytes and minutes of compute).
     """
     from torch._inductor import ir
 
@@ -141,6 +150,8 @@ def _measure_workspace(node: Any) -> int:
     from torch.utils._pytree import tree_map
 
     device = node.get_device() or torch.device("cpu")
+    if _over_cap(node, device.type):
+        return 0
 
     def real(x: Any) -> Any:
         if not isinstance(x, ir.IRNode):
@@ -163,6 +174,52 @@ def _measure_workspace(node: Any) -> int:
         except Exception:
             return 0
     return max(0, run.peak_bytes - sum(nbytes for _, nbytes in run.events))
+
+
+def _over_cap(node: Any, device: str) -> bool:
+    """Whether ``node``'s op is over :data:`MAX_EXTERN_BYTES` or :data:`MAX_EXTERN_FLOPS` (warned), from a meta run."""
+    from torch._inductor import ir
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+    from torch.utils._pytree import tree_leaves, tree_map
+    from torch.utils.flop_counter import flop_registry
+
+    def meta(x: Any) -> Any:
+        if not isinstance(x, ir.IRNode):
+            return x
+        return torch.empty_strided([int(d) for d in x.get_size()], [int(d) for d in x.get_stride()],
+                                   dtype=x.get_dtype(), device="meta")  # fmt: skip
+
+    def nbytes(t: torch.Tensor) -> int:
+        span = 0 if t.numel() == 0 else 1 + sum((d - 1) * abs(s) for d, s in zip(t.shape, t.stride()))
+        return span * t.element_size()
+
+    with unset_fake_temporarily(), torch.no_grad():
+        try:
+            args, kwargs = tree_map(meta, node.unflatten_args(node.inputs, node.constant_args))
+            out = node.op_overload(*args, **kwargs)
+        except Exception:  # no meta kernel: measured as before
+            return False
+        size = sum(nbytes(t) for t in tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor))
+        packet = node.op_overload.overloadpacket
+        aliases = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:  # no formula of their own
+                   torch.ops.aten._scaled_dot_product_efficient_attention,
+                   torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward:
+                   torch.ops.aten._scaled_dot_product_efficient_attention_backward}  # fmt: skip
+        formula = flop_registry.get(aliases.get(packet, packet))
+        try:
+            flops = int(formula(*args, **kwargs, out_val=out)) if formula is not None else 0
+        except Exception:
+            flops = 0
+    cap_bytes, cap_flops = MAX_EXTERN_BYTES.get(device, 0), MAX_EXTERN_FLOPS.get(device, 0)
+    if size <= cap_bytes and flops <= cap_flops:
+        return False
+    import warnings
+
+    warnings.warn(f"workspace not measured for {node.op_overload} over the size cap on {device} "
+                  f"({size / 2**20:.0f} MiB of inputs and outputs, {flops:.2g} FLOPs; MAX_EXTERN_BYTES "
+                  f"{cap_bytes / 2**20:.0f} MiB, MAX_EXTERN_FLOPS {cap_flops:.2g}): it counts 0", RuntimeWarning,
+                  stacklevel=4)  # fmt: skip
+    return True
 
 
 def _storage_bytes(graph: Any, buffer: Any) -> int:

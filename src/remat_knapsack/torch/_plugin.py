@@ -469,6 +469,11 @@ class KnapsackSolver(_HOOK):
                                               compose=self._step_scorer(joint_graph),
                                               max_plans=min(self.max_plans, INDUCTOR_MAX_PLANS),
                                               frontier_points=INDUCTOR_FRONTIER_POINTS)  # fmt: skip
+            elif len(joint_graph.nodes) > LARGE_GRAPH_NODES:  # each plan's min-cut and partition grow with it
+                choice = search.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
+                                            compose=self._step_scorer(joint_graph),
+                                            max_plans=min(self.max_plans, INDUCTOR_MAX_PLANS),
+                                            frontier_points=INDUCTOR_FRONTIER_POINTS, bisect=True)  # fmt: skip
             else:
                 choice = search.search_plan(cap, nodes, runtimes, memory, self.max_peak_bytes,
                                             compose=self._step_scorer(joint_graph), max_plans=self.max_plans)
@@ -561,6 +566,11 @@ class KnapsackSolver(_HOOK):
 #: this many budget points and bisects between them, then enumerates at most this many plans beyond them.
 INDUCTOR_FRONTIER_POINTS = 6
 INDUCTOR_MAX_PLANS = 2
+
+#: Under aot_eager, a joint graph with more nodes than this gets the same sampled, bisected search (each plan's
+#: min-cut and partition take seconds there: a 32-layer Llama's exact search took 14 minutes); smaller ones the
+#: exact search.
+LARGE_GRAPH_NODES = 3000
 
 
 def check_peak_limit(limit: Any) -> int:

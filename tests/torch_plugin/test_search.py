@@ -102,3 +102,58 @@ def test_guided_search_aims_by_the_ratio():
     assert true_peak(naive.recompute) > limit
     guided = search_guided(truth, nodes, runtimes, memory, limit)
     assert guided.fits and guided.peak_bytes <= limit and guided.checked >= 2
+
+
+def test_a_plan_over_the_limit_stops_the_compile_before_anything_runs():
+    """fit's solver armed to stop: a plan over the limit raises PlanDoesNotFit from the partitioner, through
+    dynamo, before the compiled step runs (no gradient appears)."""
+    from remat_knapsack.torch import KnapsackSolver, use_solver
+    from remat_knapsack.torch._plugin import PlanDoesNotFit, plan_did_not_fit
+
+    model, (x,) = _mlp(blocks=2, d=32, rows=256)
+    solver = KnapsackSolver("auto", max_peak_bytes=1)
+    solver._stop_unless_fits = True
+    torch._dynamo.reset()
+    try:
+        with torch._functorch.config.patch(enable_autograd_cache=False), use_solver(solver):
+            with pytest.raises(Exception) as info:  # dynamo wraps the backend's error
+                torch.compile(model, backend="aot_eager")(x).sum().backward()
+    finally:
+        torch._dynamo.reset()
+    stopped = plan_did_not_fit(info.value)
+    assert isinstance(stopped, PlanDoesNotFit) and stopped.min_peak_bytes > 1
+    assert solver.choices and not solver.choices[-1]["fits"]
+    assert all(p.grad is None for p in model.parameters())
+    assert plan_did_not_fit(ValueError("unrelated")) is None
+
+
+def test_inductor_fit_plan_trains_as_eager():
+    """Under inductor (the guided search): fit lands within the limit in at most two compiles, and its plan's
+    step gives eager's loss and gradients."""
+    import copy
+
+    import torch._functorch.config as fconfig
+
+    from remat_knapsack.torch import fit, predict_peaks, use_solver
+
+    model, args = _mlp(blocks=4, d=128, rows=1024)
+    low, high = (p.peak_bytes for p in predict_peaks(model, args, [0.05, 0.9]))
+    limit = (min(low, high) + max(low, high)) // 2
+    report = fit(model, args, limit, repeats=1)
+    assert report.peak_bytes <= limit and report.compiles <= 2
+
+    def step(run, m):
+        m.zero_grad(set_to_none=True)
+        loss = run(*args).sum()
+        loss.backward()
+        return loss.detach(), {n: p.grad for n, p in m.named_parameters()}
+
+    eager = copy.deepcopy(model)
+    expected = step(eager, eager)
+    torch._dynamo.reset()
+    try:
+        with fconfig.patch(enable_autograd_cache=False), use_solver(report.solver):
+            got = step(torch.compile(model), model)
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)

@@ -21,7 +21,10 @@ holds:
   is a storage of its own, created by no op, so never a knapsack item;
 * each op's workspace: what it allocates and frees within itself (a
   convolution's backward buffers), measured once per distinct op signature
-  on real tensors of its arguments' shapes (:mod:`._workspace`).
+  on real tensors of its arguments' shapes (:mod:`._workspace`);
+* the casts of parameters that ``torch.autocast`` caches, and where its cache
+  is cleared (the outermost region's exit, seen through
+  ``torch.clear_autocast_cache``): a checkpointed unit cannot free them earlier.
 
 An op is random when it is tagged ``nondeterministic_seeded``, unless its
 schema's ``dropout_p`` (or a dropout op's ``p``) is 0 or its ``train`` is
@@ -114,6 +117,9 @@ class Storage:
     birth: int  # index of the op that created it
     death: int  # index of the first op that ran after it was freed (len(ops) when it outlived the step)
     unit_output: bool = False  # part of what a unit's forward returned
+    #: A cast of a parameter that autocast caches: index of the first op after the cache was cleared (the
+    #: outermost autocast region's exit), or -1. A checkpointed unit cannot free it before then.
+    held_until: int = -1
 
 
 @dataclass
@@ -169,6 +175,8 @@ class _Recorder(TorchDispatchMode):
         self.backward = False
         self._counts: dict[Any, int] = {}
         self._unit_start = 0
+        self.autocast_depth = 0  # nesting of autocast regions (their __enter__ and __exit__, seen by _autocast_seen)
+        self._autocast_cached: list[int] = []  # storages of parameters' casts that autocast's cache holds
 
     def enter_unit(self, unit: int) -> None:
         self.unit, self._counts, self._unit_start = unit, {}, len(self.ops)
@@ -256,9 +264,29 @@ class _Recorder(TorchDispatchMode):
             occurrence = self._counts.get(func, 0)
             self._counts[func] = occurrence + 1
         created = self._created(out, index, set(read_keys))
+        if created and self._autocast_caches(func, args, kwargs):
+            self._autocast_cached += created
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
                            tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys))  # fmt: skip
         return out
+
+    def _autocast_caches(self, func: Any, args: tuple, kwargs: dict) -> bool:
+        """Whether ``func`` is a cast that autocast's cache keeps (``cached_cast``): a float32 leaf that requires
+        grad (a parameter) copied to a lower precision, inside an autocast region with its cache enabled."""
+        if func is not torch.ops.aten._to_copy.default or not self.autocast_depth or not args:
+            return False
+        if not torch.is_autocast_cache_enabled():
+            return False
+        a = args[0]
+        dtype = kwargs.get("dtype")
+        return (isinstance(a, torch.Tensor) and a.dtype == torch.float32 and a.requires_grad and a.is_leaf
+                and not a._is_view() and dtype in (torch.bfloat16, torch.float16))  # fmt: skip
+
+    def autocast_cleared(self) -> None:
+        """The outermost autocast region exited and cleared its cache: the casts it held may go from here."""
+        for sid in self._autocast_cached:
+            self.storages[sid].held_until = len(self.ops)
+        self._autocast_cached = []
 
     def _as_fake(self, value: Any) -> Any:
         """The fake mode's fake of a real tensor (the same one each time), anything else as it is."""
@@ -295,6 +323,7 @@ class _Recorder(TorchDispatchMode):
 
     def finish(self, workspaces: dict[Any, int]) -> None:
         """Close the storages still alive at the step's end, and give each op its signature's workspace."""
+        self.autocast_cleared()
         for storage in self.storages:
             if storage.death < 0:
                 storage.death = len(self.ops)
@@ -401,7 +430,7 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         # unit, as it is outside the checkpointed forward
         handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
     try:
-        with mode, recorder, _resizes_seen(recorder):
+        with mode, recorder, _resizes_seen(recorder), _autocast_seen(recorder):
             out = model(*args)
             loss = loss_fn(out)
             if not keep_output:
@@ -416,6 +445,36 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         for handle in handles:
             handle.remove()
     return first_backward
+
+
+@contextlib.contextmanager
+def _autocast_seen(recorder: _Recorder) -> Any:
+    """The recorder follows autocast's regions while the step runs: their nesting (``torch.autocast`` enters
+    and exits through ``torch.autocast_increment_nesting`` and ``torch.autocast_decrement_nesting``) and the
+    clearing of its cache of parameters' casts when the outermost one exits (``torch.clear_autocast_cache``),
+    which no aten op shows."""
+    names = ("autocast_increment_nesting", "autocast_decrement_nesting", "clear_autocast_cache")
+    originals = {name: getattr(torch, name) for name in names}
+
+    def increment() -> int:
+        recorder.autocast_depth += 1
+        return originals["autocast_increment_nesting"]()
+
+    def decrement() -> int:
+        recorder.autocast_depth = max(0, recorder.autocast_depth - 1)
+        return originals["autocast_decrement_nesting"]()
+
+    def clear() -> None:
+        recorder.autocast_cleared()
+        originals["clear_autocast_cache"]()
+
+    torch.autocast_increment_nesting, torch.autocast_decrement_nesting, torch.clear_autocast_cache = (
+        increment, decrement, clear)
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(torch, name, original)
 
 
 @contextlib.contextmanager

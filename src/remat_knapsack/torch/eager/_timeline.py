@@ -14,7 +14,15 @@ what ``torch.utils.checkpoint`` (non-reentrant, a selective policy) does:
   backward needs; the dropped storages are back from then on, live until
   the plain step freed them, and the replay's own temporaries add a spike;
 * a saved op whose outputs the plain step freed in the forward keeps them
-  until the replay.
+  until the replay; so does a saved op that makes one of the unit's
+  outputs (the selective-checkpoint cache holds them until the replay takes
+  them);
+* the replay stops once the last stored tensor is back, so a saved op past
+  that point never runs again: the cache holds its outputs until the unit's
+  backward ends and the checkpoint is freed;
+* under ``torch.autocast``, a parameter's cast is held by autocast's cache
+  until the outermost autocast region exits (:attr:`~._record.Storage.held_until`):
+  a checkpointed unit cannot free it earlier.
 
 Each op's knapsack item: weight, the bytes of the storages it creates (the
 unit's outputs excepted); value, its modelled seconds, the time a replay
@@ -44,7 +52,7 @@ May import: torch, numpy, and ``._record``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -79,6 +87,10 @@ class UnitItems:
     # storages the unit's forward was given (made earlier in the step): checkpoint holds them until the replay
     input_bytes: np.ndarray
     input_death: np.ndarray
+    # the unit's outputs that its own ops made (a saved op's are held by the checkpoint's cache)
+    out_op: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    out_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    out_death: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def total_seconds(self) -> float:
@@ -108,6 +120,8 @@ class Timeline:
         self.nbytes = np.array([s.nbytes for s in storages], dtype=np.int64)
         self.birth = np.array([s.birth for s in storages], dtype=np.int64)
         self.death = np.array([s.death for s in storages], dtype=np.int64)
+        # a parameter's cast that autocast caches lives until the cache is cleared, checkpointed or not
+        self.held_until = np.array([s.held_until for s in storages], dtype=np.int64)
         self.workspace = np.array([op.workspace for op in ops] + [0], dtype=np.int64)
         self.base = np.zeros(self.length + 2, dtype=np.int64)
         np.add.at(self.base, self.birth, self.nbytes)
@@ -145,6 +159,7 @@ class Timeline:
             rec.unit_input_keys[u].intersection(op.writes_outside) for op in ops)
         kept: list[tuple[int, int]] = []  # (position, storage)
         temps: list[tuple[int, int]] = []
+        outs: list[tuple[int, int]] = []  # the unit's outputs its ops made
         read_before: set[int] = set()  # storage keys the unit's forward read so far
         for position, op in enumerate(ops):
             made = [sid for sid in op.created if not self.escapes[sid]]
@@ -157,6 +172,7 @@ class Timeline:
                 checkpointable &= (not op.random and op.occurrence >= 0 and not written_later
                                    and not read_before.intersection(op.writes_outside))  # fmt: skip
             read_before.update(op.read_keys)
+            outs += [(position, sid) for sid in op.created if self.escapes[sid]]
             for sid in made:
                 (kept if self.death[sid] > start else temps).append((position, sid))
         kept_sids = np.array([sid for _, sid in kept], dtype=np.int64)
@@ -172,10 +188,15 @@ class Timeline:
             caches_in_place_write=any(op.writes_outside and not op.created for op in ops),
             replay_at=replay_at,
             kept_op=np.array([p for p, _ in kept], dtype=np.int64), kept_bytes=self.nbytes[kept_sids],
-            kept_drop=last_read[kept_sids] + 1, kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],
+            kept_drop=np.minimum(np.maximum(last_read[kept_sids] + 1, self.held_until[kept_sids]),
+                                 self.death[kept_sids]),
+            kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],
             temp_op=np.array([p for p, _ in temps], dtype=np.int64), temp_bytes=self.nbytes[temp_sids],
             temp_birth=self.birth[temp_sids], temp_death=self.death[temp_sids],
             input_bytes=self.nbytes[inputs], input_death=self.death[inputs],
+            out_op=np.array([p for p, _ in outs], dtype=np.int64),
+            out_bytes=self.nbytes[np.array([sid for _, sid in outs], dtype=np.int64)],
+            out_death=self.death[np.array([sid for _, sid in outs], dtype=np.int64)],
         )  # fmt: skip
 
     # ------------------------------------------------------------------ one choice
@@ -205,14 +226,27 @@ class Timeline:
         held = items.input_death <= at
         # the generator's state: from the unit's first op to the end of its backward (its last kept storage's free)
         rng_end = max(at + 1, int(items.kept_death.max()))
+        # the replay stops once the last kept storage is back: a saved op past that point never runs again, so
+        # the checkpoint's cache holds its outputs until the unit's backward ends and frees the checkpoint
+        end = int(items.kept_birth.max()) if items.kept_birth.size else -1
+        late = items.ops[items.temp_op] > end
+        cached_late = cached & late
+        cached = cached & ~late
+        # the unit's outputs made by saved ops: the cache holds them too, until the replay takes them (or the end)
+        out_hold = np.where(items.ops[items.out_op] > end, rng_end, at + 1)
+        longer = saved[items.out_op] & (out_hold > items.out_death)
         where = np.concatenate([items.kept_drop[dropped], [at], items.kept_death[early],
                                 items.temp_death[cached], [at + 1], items.input_death[held], [at + 1],
-                                [items.ops[0], rng_end]])  # fmt: skip
+                                [items.ops[0], rng_end], items.temp_death[cached_late], [rng_end],
+                                items.out_death[longer], out_hold[longer]])  # fmt: skip
         nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[back].sum()], items.kept_bytes[early],
                                  items.temp_bytes[cached], [-items.temp_bytes[cached].sum()],
                                  items.input_bytes[held], [-items.input_bytes[held].sum()],
-                                 [self.rng_state_bytes, -self.rng_state_bytes]])  # fmt: skip
-        spike = self._replay_spike(items, saved, back, ~cached) + self.rng_state_bytes  # the replay forks the state
+                                 [self.rng_state_bytes, -self.rng_state_bytes],
+                                 items.temp_bytes[cached_late], [-items.temp_bytes[cached_late].sum()],
+                                 items.out_bytes[longer], -items.out_bytes[longer]])  # fmt: skip
+        # the replay forks the generator's state
+        spike = self._replay_spike(items, saved, back, ~(cached | cached_late)) + self.rng_state_bytes
         return Change(where, nbytes, at, spike)
 
     def peak_of(self, changes: list[Change | None]) -> int:

@@ -73,6 +73,50 @@ def node_storages(node: Any) -> list[tuple[int, int]]:
     return out
 
 
+#: Added to a storage identity for a new allocation that a recomputed node makes (see :func:`_graph_storages`).
+_RECOMPUTED = 1 << 62
+
+
+def _graph_storages(nodes: Sequence[Any], preexisting: set[int]) -> dict[Any, list[tuple[int, int]]]:
+    """Each node's storages as it runs, keyed so that a recomputation is a new allocation.
+
+    The partitioner copies ``meta['val']`` from the joint graph, so an op the backward recomputes has the
+    fake storage of the forward's op: when the forward's value is alive (a user output, or a saved view of
+    it), the recomputation would look like the same storage and allocate nothing, yet it allocates anew.
+    A node whose storage was already seen (an input, an earlier node) while none of its own inputs has it
+    (it is no view or in-place op of them) gets a key of its own, and its views inherit it.
+    """
+    out: dict[Any, list[tuple[int, int]]] = {}
+    fake: dict[Any, list[tuple[int, int]]] = {}  # the fake storages, as ``meta['val']`` has them
+    seen = set(preexisting)
+    for n in nodes:
+        own = fake[n] = node_storages(n)
+        if n.op != "call_function":
+            out[n] = own
+            seen.update(k for k, _ in own)
+            continue
+        mapped = []
+        for key, nbytes in own:
+            inherited = None
+            for m in n.all_input_nodes:
+                orig = fake.get(m) or node_storages(m)
+                for (ko, _), (km, _) in zip(orig, out.get(m, orig)):
+                    if ko == key:
+                        inherited = km
+                        break
+                if inherited is not None:
+                    break
+            if inherited is not None:
+                mapped.append((inherited, nbytes))
+            elif key in seen:
+                mapped.append((key | _RECOMPUTED, nbytes))
+            else:
+                mapped.append((key, nbytes))
+        out[n] = mapped
+        seen.update(k for k, _ in own)
+    return out
+
+
 def liveness(
     gm: Any, *, preexisting: set[int], fresh_inputs: dict[int, int] | None, keep_outputs: set[int] | None,
     workspaces: dict[Any, int] | None = None,
@@ -90,11 +134,12 @@ def liveness(
     """
     nodes = list(gm.graph.nodes)
     index = {n: i for i, n in enumerate(nodes)}
+    storages = _graph_storages(nodes, preexisting)
     sizes: dict[int, int] = {}
     last: dict[int, int] = {}
     end = len(nodes) + 1
     for n in nodes:
-        for key, nbytes in node_storages(n):
+        for key, nbytes in storages[n]:
             sizes[key] = max(sizes.get(key, 0), nbytes)
             use = max([index[n]] + [index[u] for u in n.users if u.op != "output"])
             last[key] = max(last.get(key, -1), use)
@@ -103,7 +148,7 @@ def liveness(
     outs = outs if isinstance(outs, (list, tuple)) else (outs,)
     for pos, o in enumerate(outs):
         if isinstance(o, torch.fx.Node) and (keep_outputs is None or pos in keep_outputs):
-            for key, _ in node_storages(o):
+            for key, _ in storages[o]:
                 last[key] = end
     alive: dict[int, int] = {}
     deltas: list[int] = []
@@ -115,7 +160,7 @@ def liveness(
         frees_at.setdefault(i, []).append(key)
     for n in nodes:
         if n.op == "placeholder":
-            for key, _nbytes in node_storages(n):
+            for key, _nbytes in storages[n]:
                 if key in preexisting or key in alive or key in entered:
                     continue
                 if fresh_inputs is not None and key in fresh_inputs:
@@ -127,7 +172,7 @@ def liveness(
     for n in nodes:
         i = index[n]
         if n.op == "call_function":
-            for key, nbytes in node_storages(n):
+            for key, nbytes in storages[n]:
                 if key in alive or key in entered or key in preexisting:
                     continue
                 alive[key] = nbytes

@@ -429,10 +429,13 @@ def wav2vec2() -> ZooModel:
     """Wav2Vec2ForCTC with the CTC loss outside the model (fixed lengths: the model's own loss masks by value)."""
     from transformers import Wav2Vec2Config, Wav2Vec2ForCTC
 
+    # LayerDrop off (transformers' default is 0.1): it draws a number per layer and skips the layer by its value
+    # (a Python bool of a tensor: aten._local_scalar_dense), so the step itself is random, torch.compile breaks
+    # the graph at every layer, and fake tensors cannot run it
     config = Wav2Vec2Config(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                             conv_dim=(16, 16, 16), conv_stride=(5, 2, 2), conv_kernel=(10, 3, 3),
                             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, vocab_size=32,
-                            mask_time_prob=0.0, **_tok())  # fmt: skip
+                            mask_time_prob=0.0, layerdrop=0.0, **_tok())  # fmt: skip
     step = ZooStep(Wav2Vec2ForCTC(config).train(), ("input_values",))
     audio = torch.randn(BATCH, 1600)
     targets = torch.randint(3, 32, (BATCH, 12))

@@ -257,6 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backends", nargs="+", default=BACKENDS)
     ap.add_argument("--budgets", type=float, nargs="+", default=BUDGETS)
     ap.add_argument("--no-eager", action="store_true", help="skip the plan_checkpoints rows")
+    ap.add_argument("--no-compiled", action="store_true", help="only the plan_checkpoints rows (no backend)")
     ap.add_argument("--fit", action="store_true", help="add a fit row per compiled cell")
     ap.add_argument("--regions", action="store_true", help="also the compiled rows with regions= (the blocks)")
     ap.add_argument("--out", type=Path, default=Path("bench-results"), help="directory of zoo.csv")
@@ -271,6 +272,8 @@ def main(argv: list[str] | None = None) -> int:
     from _results import default, write_rows
 
     names = a.models or (QUICK if a.quick else list(ZOO))
+    if a.no_compiled:
+        a.backends = []
     if "inductor" in a.backends:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 

@@ -145,6 +145,19 @@ def measure(depths: list[int]) -> list[dict[str, Any]]:
     return rows
 
 
+def _merged(rows: list[dict[str, Any]], path: str) -> list[dict[str, Any]]:
+    """``rows`` with the rows of the CSV at ``path`` for (model, layers) pairs not among them, ordered by depth."""
+    import csv
+
+    if not os.path.exists(path):
+        return rows
+    fresh = {(r["model"], str(r["layers"])) for r in rows}
+    with open(path, newline="", encoding="utf-8") as f:
+        kept = [r for r in csv.DictReader(f) if (r["model"], r["layers"]) not in fresh]
+    merged = kept + rows
+    return sorted(merged, key=lambda r: (r["model"] != "gpt2", int(r["layers"]) if r.get("layers") else 0))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--depths", type=int, nargs="+", default=DEPTHS, help="numbers of layers")
@@ -152,6 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--llama8b", action="store_true", help="add the Llama-3-8B-shaped rows (meta device)")
     ap.add_argument("--out", type=Path, default=Path("bench-results"), help="directory of scale.csv")
     ap.add_argument("--update-results", action="store_true", help="also rewrite benchmarks/results/scale.csv")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of benchmarks/results/scale.csv for the depths not measured now")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
@@ -163,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         import _llama8b
 
         rows += _llama8b.run_8b(quick=a.quick)
+    if a.merge:
+        rows = _merged(rows, _results.default("scale"))
     print("wrote", _results.write_rows(rows, a.out / "scale.csv"))
     if a.update_results:
         print("wrote", _results.write_rows(rows, _results.default("scale")))

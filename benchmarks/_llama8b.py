@@ -94,49 +94,6 @@ def shard_fsdp(step: Step, world_size: int = 8) -> None:
     fully_shard(step)
 
 
-def cap_liveness_workspaces() -> bool:
-    """Give ``peaks._liveness.op_workspaces`` (aot_eager's workspaces, not capped in this tree) the size cap of
-    ``eager._workspace`` (``MAX_OP_BYTES``, ``MAX_OP_FLOPS``); True when it patched, False when the library
-    has its own cap (``_liveness.MAX_OP_BYTES``).
-
-    Without a cap, aot_eager's ``predict_peaks`` runs every op of the 8B joint graph for real on the CPU
-    (bf16 matmuls of minutes each, the 2 GiB logits): it ran past 7 minutes at 2.0 GiB inside
-    ``op_workspaces``. The proposed change to ``_liveness.op_workspaces`` is this filter; until it lands,
-    the benchmark applies it, and says so in each row's notes.
-    """
-    from remat_knapsack.torch.eager._roofline import op_flops
-    from remat_knapsack.torch.eager._workspace import MAX_OP_BYTES, MAX_OP_FLOPS
-    from remat_knapsack.torch.peaks import _graph, _liveness
-
-    if hasattr(_liveness, "MAX_OP_BYTES"):
-        return False
-    original = _liveness.op_workspaces
-
-    def val(a: Any) -> Any:
-        return a.meta.get("val") if isinstance(a, torch.fx.Node) else a
-
-    def size(n: Any) -> tuple[int, float]:
-        args = torch.fx.node.map_aggregate(n.args, val)
-        kwargs = torch.fx.node.map_aggregate(n.kwargs, val)
-        out = n.meta.get("val")
-        tensors = [t for t in torch.utils._pytree.tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor)]
-        nbytes = sum(t.untyped_storage().nbytes() for t in tensors)
-        return nbytes, op_flops(n.target, args, kwargs, out)
-
-    def capped(nodes: Any) -> dict:
-        kept = []
-        for n in nodes:
-            if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload):
-                nbytes, flops = size(n)
-                if nbytes > MAX_OP_BYTES["cpu"] or flops > MAX_OP_FLOPS["cpu"]:
-                    continue
-            kept.append(n)
-        return original(kept)
-
-    _graph.op_workspaces = capped
-    return True
-
-
 def _rss() -> int:
     import resource
 
@@ -160,8 +117,6 @@ def case(name: str, config: dict | None = None, batch: int = 1, seq: int = SEQ, 
         warnings.simplefilter("always")
         try:
             if name == "predict_peaks":
-                if backend == "aot_eager" and cap_liveness_workspaces():
-                    row["notes"] = "aot_eager workspaces capped by the benchmark (_liveness has no cap)"
                 preds = predict_peaks(step, args, BUDGETS, loss=out_loss, backend=backend, device="cpu")
                 row["predicted_peak_bytes"] = [int(p.peak_bytes) for p in preds]
                 row["budget"] = [float(p.budget) for p in preds]
@@ -169,16 +124,12 @@ def case(name: str, config: dict | None = None, batch: int = 1, seq: int = SEQ, 
                 row["backend"] = "eager"
                 row.update(_plan_eager(step, args, limit))
             elif name == "fakes_plan":
-                if backend == "aot_eager" and cap_liveness_workspaces():
-                    row["notes"] = "aot_eager workspaces capped by the benchmark (_liveness has no cap)"
                 row.update(_fakes_plan(step, args, backend, limit))
             elif name == "fsdp_plan_checkpoints":
                 row["backend"] = "eager"
                 shard_fsdp(step)
                 row.update(_plan_eager(step, args, limit))
             elif name == "fsdp_predict_peaks":
-                if backend == "aot_eager" and cap_liveness_workspaces():
-                    row["notes"] = "aot_eager workspaces capped by the benchmark (_liveness has no cap)"
                 shard_fsdp(step)
                 preds = predict_peaks(step, args, BUDGETS, loss=out_loss, backend=backend, device="cpu")
                 row["predicted_peak_bytes"] = [int(p.peak_bytes) for p in preds]

@@ -170,3 +170,20 @@ _FSDP_WORKER = textwrap.dedent("""
                                   "all_gather_copy_in": names.count("fsdp.all_gather_copy_in.default"),
                                   "reduce_scatter": names.count("c10d._reduce_scatter_base_.default")}))
 """)
+
+
+def test_aot_eager_workspaces_skip_ops_over_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """aot_eager's op_workspaces runs no op over the shared cap: it counts 0 and one RuntimeWarning names it."""
+    from remat_knapsack.torch.capture import compile_and_capture
+    from remat_knapsack.torch.peaks import _liveness
+    from remat_knapsack.torch.step import _cap
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3), torch.nn.ReLU(), torch.nn.Conv2d(8, 8, 3))
+    (cap,) = compile_and_capture(model, (torch.randn(2, 3, 16, 16),), "aot_eager")
+    nodes = list(cap.joint_graph.nodes)
+    measured = _liveness.op_workspaces(nodes)
+    assert measured  # the CPU convolution's backward has a workspace
+    monkeypatch.setitem(_cap.WORKSPACE_MAX_BYTES, "cpu", 0)
+    with pytest.warns(RuntimeWarning, match="over the size cap"):
+        assert _liveness.op_workspaces(nodes) == {}

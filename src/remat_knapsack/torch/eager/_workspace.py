@@ -47,7 +47,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..step import Timeline, profile_timeline
+from ..step import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, Timeline, profile_timeline
 from ._roofline import op_flops
 
 __all__ = ["MAX_OP_BYTES", "MAX_OP_FLOPS", "OpCall", "TensorSpec", "measure_workspaces", "op_call"]
@@ -56,10 +56,10 @@ __all__ = ["MAX_OP_BYTES", "MAX_OP_FLOPS", "OpCall", "TensorSpec", "measure_work
 RANGE = "remat_knapsack.workspace "
 #: Per device: the most bytes an op's input and output storages may hold together for the op to be run
 #: for its workspace (module docstring). A larger op counts 0 and is named in a RuntimeWarning.
-MAX_OP_BYTES = {"cpu": 256 << 20, "cuda": 4 << 30}
+MAX_OP_BYTES = WORKSPACE_MAX_BYTES
 #: Per device: the most FLOPs an op may take to be run for its workspace (2e10: 20 s of bf16 matmul on
 #: an AVX2 CPU, 0.4 s in float32; 1e13: about 20 ms on an H100).
-MAX_OP_FLOPS = {"cpu": 2e10, "cuda": 1e13}
+MAX_OP_FLOPS = WORKSPACE_MAX_FLOPS
 #: How many of the ops over the cap the warning names (the rest are counted).
 _NAMED = 8
 

@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 
-from ..step import CUDA_BLOCK, profile_timeline
+from ..step import CUDA_BLOCK, WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, profile_timeline
 
 __all__ = ["Timeline", "extern_workspace", "is_inductor_compile", "plan_events", "timeline"]
 
@@ -105,8 +105,8 @@ _WORKSPACES: dict[Any, int] = {}
 #: Per device: the most bytes a fallback kernel's input and output storages may hold together, and the most
 #: FLOPs it may take, for it to be run for its workspace (the size cap of ``eager._workspace``, same values).
 #: Over either, it counts 0 and a RuntimeWarning names it (once per signature).
-MAX_EXTERN_BYTES = {"cpu": 256 << 20, "cuda": 4 << 30}
-MAX_EXTERN_FLOPS = {"cpu": 2e10, "cuda": 1e13}
+MAX_EXTERN_BYTES = WORKSPACE_MAX_BYTES  # the cap every peak model shares (:mod:`..step._cap`)
+MAX_EXTERN_FLOPS = WORKSPACE_MAX_FLOPS
 
 
 def _kernel_signature(node: Any) -> Any:

@@ -9,7 +9,7 @@ op allocates within itself (convolution backward, attention), once per
 distinct op and shapes, so that the pass adds it as a spike on top of the op's
 outputs.
 
-May import: torch and :mod:`..step` (the allocator's rounding).
+May import: torch and :mod:`..step` (the allocator's rounding, the workspace size cap).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..step import allocated_bytes
+from ..step import allocated_bytes, op_cost, over_workspace_cap
 
 __all__ = ["dispatch_allowed", "is_tangent", "liveness", "node_storages", "op_workspaces"]
 
@@ -225,6 +225,32 @@ def _real(v: Any) -> Any:
     return t
 
 
+def _under_cap(todo: dict[Any, Any]) -> dict[Any, Any]:
+    """The ops of ``todo`` (signature -> node) small enough to run for their workspace; a RuntimeWarning names
+    the others (:func:`~..step.over_workspace_cap`: a large model's matmuls and logits)."""
+    import warnings
+
+    kept, over = {}, []
+
+    def val(a: Any) -> Any:
+        return a.meta.get("val") if isinstance(a, torch.fx.Node) else a
+
+    for sig, n in todo.items():
+        try:
+            nbytes, flops = op_cost(n.target, torch.fx.node.map_aggregate(n.args, val),
+                                    torch.fx.node.map_aggregate(n.kwargs, val), n.meta.get("val"))  # fmt: skip
+        except Exception:  # symbolic sizes: run as before (and fail there, counting 0)
+            nbytes, flops = 0, 0
+        if over_workspace_cap(nbytes, flops, "cpu"):
+            over.append(f"{n.target} ({nbytes / 2**20:.0f} MiB, {flops:.2g} FLOPs)")
+        else:
+            kept[sig] = n
+    if over:
+        warnings.warn(f"workspace not measured for {len(over)} op(s) over the size cap (WORKSPACE_MAX_BYTES, "
+                      f"WORKSPACE_MAX_FLOPS), counted 0: {', '.join(over[:8])}", RuntimeWarning, stacklevel=4)
+    return kept
+
+
 def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
     """Bytes each op allocates beyond its outputs while it runs (its workspace), by :func:`_signature`.
 
@@ -234,7 +260,8 @@ def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
     what is still allocated when it returns (its outputs). CPU kernels such as
     ``convolution_backward`` (reordered copies of their inputs) and attention
     allocate such buffers; most ops none. An op that fails on made-up inputs
-    (or has symbolic shapes, or is not on the CPU) counts 0.
+    (or has symbolic shapes, or is not on the CPU) counts 0, and so does one over
+    the size cap (:mod:`..step._cap`), named in one ``RuntimeWarning``.
     """
     from torch.profiler import ProfilerActivity, profile, record_function
     from torch.utils._pytree import tree_map
@@ -247,6 +274,7 @@ def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
                                    for t in _tensors(n.meta.get("val"))):  # fmt: skip
             continue
         todo.setdefault(_signature(n), n)
+    todo = _under_cap(todo)
     if not todo:
         return {}
     ctx = contextlib.ExitStack()

@@ -10,6 +10,8 @@
   (:func:`release`);
 * ``_state``: what a planning call leaves as it found it (gradients, buffers,
   random generators), whatever happens in its steps;
+* ``_cap``: which ops may be run alone, for real, to measure their
+  workspace (the size cap every peak model shares);
 * ``_ranks``: under torchrun, one decision for every rank and a failure that
   reaches every rank.
 
@@ -17,6 +19,7 @@ May import: torch and :mod:`remat_knapsack.errors`. The bottom of the
 planner: everything else here imports it, it imports nothing of them.
 """
 
+from ._cap import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, op_cost, over_workspace_cap
 from ._checks import (
     check_keep_output,
     check_loss_value,
@@ -42,8 +45,10 @@ from ._memory import (
 from ._ranks import RankFailedError, agree, gather_objects, max_over_ranks, world_size
 from ._state import clear_grads, grad_leaves, preserved, restore_buffers, snapshot_buffers
 
-__all__ = ["CUDA_BLOCK", "RankFailedError", "Timeline", "agree", "allocated_bytes", "check_keep_output",
-           "check_loss_value", "check_model", "checked_loss", "clear_grads", "default_loss", "device_of",
-           "gather_objects", "grad_leaves", "is_out_of_memory", "max_over_ranks", "out_of_memory_message",
-           "preserved", "profile_peak_bytes", "profile_timeline", "release", "restore_buffers", "run_step",
-           "saved_tensor_bytes", "snapshot_buffers", "sync", "world_size", "zero_grad"]
+__all__ = [
+    "CUDA_BLOCK", "RankFailedError", "Timeline", "WORKSPACE_MAX_BYTES", "WORKSPACE_MAX_FLOPS", "agree",
+    "allocated_bytes", "check_keep_output", "check_loss_value", "check_model", "checked_loss", "clear_grads",
+    "default_loss", "device_of", "gather_objects", "grad_leaves", "is_out_of_memory", "max_over_ranks", "op_cost",
+    "out_of_memory_message", "over_workspace_cap", "preserved", "profile_peak_bytes", "profile_timeline", "release",
+    "restore_buffers", "run_step", "saved_tensor_bytes", "snapshot_buffers", "sync", "world_size", "zero_grad",
+]  # fmt: skip

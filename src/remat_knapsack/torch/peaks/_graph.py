@@ -114,6 +114,8 @@ def graph_peak(cap: Any, saved_values: Sequence[Any], backend: str | None = None
         # User outputs stay; saved tensors the forward allocated are live on entry to the
         # backward (freed after their last use there); parameters and inputs pre-exist.
         user_keys = set(fw_alive) - set(saved_keys)
+        if cap.keep_output:  # a kept output that is also saved (or a view of it is) lives to the end of the step
+            user_keys |= {k for n in user_nodes for k, _ in node_storages(n) if k not in inputs}
         bw_deltas, _, _ = liveness(
             bw, preexisting=inputs | user_keys, fresh_inputs={} if cap.tangents_given else tangents,
             keep_outputs=None, workspaces=ws,

@@ -4,8 +4,6 @@ predictions are: measuring that is the benchmark's job)."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,26 +12,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("remat_knapsack.torch")
 
-ROOT = Path(__file__).resolve().parents[2]
-BENCH = ROOT / "benchmarks"
 MODELS = ["gpt2", "bert", "resnet"]
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("_zoo", BENCH / "_zoo.py")
-        zoo = importlib.util.module_from_spec(spec)
-        sys.modules["_zoo"] = zoo  # dataclasses look their module up by name; bench_zoo imports it by name
-        spec.loader.exec_module(zoo)
-        bench_spec = importlib.util.spec_from_file_location("_bench_zoo", BENCH / "bench_zoo.py")
-        bench = importlib.util.module_from_spec(bench_spec)
-        bench_spec.loader.exec_module(bench)
-        yield zoo, bench
-    finally:
-        sys.modules.pop("_zoo", None)
-        sys.path.remove(str(BENCH))
 
 
 def test_registry_covers_every_family(zoo):

@@ -18,10 +18,7 @@ batch norms, which then use their running statistics: the same in both steps).
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +26,6 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("remat_knapsack.torch")
 
-ROOT = Path(__file__).resolve().parents[1].parent
-BENCH = ROOT / "benchmarks"
 BUDGET = 0.4
 TOLERANCE_PCT = 2.0
 FULL = os.environ.get("ZOO_GATE") == "full"
@@ -67,23 +62,6 @@ def _cells():
         marks = [pytest.mark.xfail(strict=True, reason=KNOWN[cell])] if cell in KNOWN else []
         out.append(pytest.param(*cell, marks=marks, id="-".join(cell)))
     return out
-
-
-@pytest.fixture(scope="module")
-def zoo():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("_zoo", BENCH / "_zoo.py")
-        zoo = importlib.util.module_from_spec(spec)
-        sys.modules["_zoo"] = zoo  # dataclasses look their module up by name; bench_zoo imports it by name
-        spec.loader.exec_module(zoo)
-        bench_spec = importlib.util.spec_from_file_location("_bench_zoo", BENCH / "bench_zoo.py")
-        bench = importlib.util.module_from_spec(bench_spec)
-        bench_spec.loader.exec_module(bench)
-        yield zoo, bench
-    finally:
-        sys.modules.pop("_zoo", None)
-        sys.path.remove(str(BENCH))
 
 
 @pytest.mark.parametrize(("name", "precision", "path"), _cells())

@@ -46,7 +46,14 @@ from typing import Any
 
 import torch
 
-from ..step import CUDA_BLOCK, WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, profile_timeline
+from ..step import (
+    CUDA_BLOCK,
+    WORKSPACE_MAX_BYTES,
+    WORKSPACE_MAX_FLOPS,
+    op_cost,
+    over_workspace_cap,
+    profile_timeline,
+)
 
 __all__ = ["Timeline", "extern_workspace", "is_inductor_compile", "plan_events", "timeline"]
 
@@ -180,8 +187,7 @@ def _over_cap(node: Any, device: str) -> bool:
     """Whether ``node``'s op is over :data:`MAX_EXTERN_BYTES` or :data:`MAX_EXTERN_FLOPS` (warned), from a meta run."""
     from torch._inductor import ir
     from torch._subclasses.fake_tensor import unset_fake_temporarily
-    from torch.utils._pytree import tree_leaves, tree_map
-    from torch.utils.flop_counter import flop_registry
+    from torch.utils._pytree import tree_map
 
     def meta(x: Any) -> Any:
         if not isinstance(x, ir.IRNode):
@@ -189,32 +195,18 @@ def _over_cap(node: Any, device: str) -> bool:
         return torch.empty_strided([int(d) for d in x.get_size()], [int(d) for d in x.get_stride()],
                                    dtype=x.get_dtype(), device="meta")  # fmt: skip
 
-    def nbytes(t: torch.Tensor) -> int:
-        span = 0 if t.numel() == 0 else 1 + sum((d - 1) * abs(s) for d, s in zip(t.shape, t.stride()))
-        return span * t.element_size()
-
     with unset_fake_temporarily(), torch.no_grad():
         try:
             args, kwargs = tree_map(meta, node.unflatten_args(node.inputs, node.constant_args))
             out = node.op_overload(*args, **kwargs)
         except Exception:  # no meta kernel: measured as before
             return False
-        size = sum(nbytes(t) for t in tree_leaves((args, kwargs, out)) if isinstance(t, torch.Tensor))
-        packet = node.op_overload.overloadpacket
-        aliases = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu:  # no formula of their own
-                   torch.ops.aten._scaled_dot_product_efficient_attention,
-                   torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward:
-                   torch.ops.aten._scaled_dot_product_efficient_attention_backward}  # fmt: skip
-        formula = flop_registry.get(aliases.get(packet, packet))
-        try:
-            flops = int(formula(*args, **kwargs, out_val=out)) if formula is not None else 0
-        except Exception:
-            flops = 0
-    cap_bytes, cap_flops = MAX_EXTERN_BYTES.get(device, 0), MAX_EXTERN_FLOPS.get(device, 0)
-    if size <= cap_bytes and flops <= cap_flops:
+        size, flops = op_cost(node.op_overload, args, kwargs, out)
+    if not over_workspace_cap(size, flops, device):
         return False
     import warnings
 
+    cap_bytes, cap_flops = MAX_EXTERN_BYTES.get(device, 0), MAX_EXTERN_FLOPS.get(device, 0)
     warnings.warn(f"workspace not measured for {node.op_overload} over the size cap on {device} "
                   f"({size / 2**20:.0f} MiB of inputs and outputs, {flops:.2g} FLOPs; MAX_EXTERN_BYTES "
                   f"{cap_bytes / 2**20:.0f} MiB, MAX_EXTERN_FLOPS {cap_flops:.2g}): it counts 0", RuntimeWarning,

@@ -9,6 +9,11 @@ Every example a random search ever found stays pinned in its test with
 asked (``python -m pytest -m hypothesis --hypothesis-profile=fuzz``, or
 ``.ci/fuzz`` with a time budget); what it finds is pinned and fixed.
 
+Tests marked ``slow`` (each a minute or more: torchrun's failure paths, inductor
+twins of faster aot_eager tests, the largest meta models) are skipped unless
+asked for: ``python -m pytest --slow`` (or ``REMAT_SLOW=1``) runs them too.
+Each slow test has a quicker sibling that covers the same path by default.
+
 Some modules import torch at the top. Without torch their doctests cannot be
 imported, so they are reported as skipped, with the reason, instead of failing
 collection; the tests that need torch skip themselves with ``pytest.importorskip``.
@@ -16,6 +21,7 @@ collection; the tests that need torch skip themselves with ``pytest.importorskip
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -58,3 +64,20 @@ def pytest_collect_file(file_path, parent):
     outcome = yield
     if not HAS_TORCH and file_path.resolve() in NEEDS_TORCH and outcome.get_result():
         outcome.force_result([_NeedsTorch.from_parent(parent, path=file_path)])
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", help="also run the tests marked slow (or set REMAT_SLOW=1)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a minute or more; skipped unless --slow or REMAT_SLOW=1")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--slow") or os.environ.get("REMAT_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow: run with --slow (or REMAT_SLOW=1)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

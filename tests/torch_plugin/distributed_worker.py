@@ -25,6 +25,12 @@ peaks; each rank writes its plan, the predicted and measured peaks
 (unplanned and planned; each measured five times), and whether one
 training step of the sharded model under the plan matches the sharded
 model without it.
+
+``python distributed_worker.py fake-sharded OUT_DIR`` (no torchrun) plans the
+same sharded decoder built on the meta device, as rank 0 of 2 on a fake
+process group (``FakeStore``: no collective moves data), and writes
+``OUT_DIR/fake.json``: its unplanned and full-checkpoint peaks, which must
+be the real ranks' to the byte.
 """
 
 from __future__ import annotations
@@ -89,6 +95,9 @@ def make_ddp():
 
 def main() -> None:
     wrapper, out_dir, extra = sys.argv[1], Path(sys.argv[2]), sys.argv[3:]
+    if wrapper == "fake-sharded":
+        (out_dir / "fake.json").write_text(json.dumps(fake_sharded()))
+        return
     fail = "fail" in extra
     backend = "inductor" if "inductor" in extra else "aot_eager"
     dist.init_process_group("gloo")
@@ -274,6 +283,32 @@ def eager_sharded(rank: int) -> dict:
     plan.apply()
     record["same_step"] = same_step(planned, plain, ids, loss)
     return record
+
+
+def fake_sharded() -> dict:
+    """:func:`eager_sharded`'s decoder and inputs built on the meta device, sharded as rank 0 of 2 on a fake
+    process group: its first plan's unplanned and full-checkpoint peaks, recorded on fake tensors."""
+    from torch.distributed.fsdp import fully_shard
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    from remat_knapsack.torch import plan_checkpoints
+
+    def loss(out):
+        return out.float().logsumexp(-1).mean()
+
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+    try:
+        with torch.device("meta"):
+            model = Decoder(d=64, layers=3)
+        for layer in model.layers:
+            fully_shard(layer)
+        fully_shard(model)
+        ids = torch.empty(4, 64, dtype=torch.long, device="meta")
+        first = plan_checkpoints(model, (ids,), 1 << 40, loss=loss)
+        return {"unplanned": first.unplanned_peak_bytes, "full_checkpoint": first.full_checkpoint_peak_bytes,
+                "still_meta": all(p.is_meta for p in model.parameters())}
+    finally:
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

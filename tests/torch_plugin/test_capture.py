@@ -96,7 +96,7 @@ def _llama():
 
 
 @pytest.mark.parametrize("make", [_gpt2, _llama], ids=["gpt2", "llama"])
-@pytest.mark.parametrize("backend", [AOT, "inductor"])
+@pytest.mark.parametrize("backend", [AOT, pytest.param("inductor", marks=pytest.mark.slow)])
 def test_a_meta_transformer_is_predicted_as_the_materialised_one(make, backend):
     if backend == "inductor" and make is _llama:
         pytest.skip("one inductor model is enough for the suite's time")

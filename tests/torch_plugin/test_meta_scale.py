@@ -127,6 +127,7 @@ def test_planning_memory_stays_far_below_the_model() -> None:
     assert grown < 0.35 * result["params"], result  # well below the parameters
 
 
+@pytest.mark.slow  # test_distributed's sharded test plans a small decoder on a fake group, against real ranks
 def test_fsdp_meta_model_on_a_fake_process_group() -> None:
     """FSDP2 on each decoder layer and the root, rank 0 of 8 on a fake process group: the eager plan is one
     rank's sharded step, recorded on fakes; the model is on the meta device again afterwards."""

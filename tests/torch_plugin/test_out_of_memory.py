@@ -37,11 +37,14 @@ CPU_OOM = "[enforce fail at alloc_cpu.cpp:127] . DefaultCPUAllocator: can't allo
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/status: Linux")
-def test_every_planning_path_works_where_the_unplanned_step_does_not_fit(tmp_path):
+@pytest.mark.parametrize("paths", [
+    pytest.param(("predict", "fit", "eager"), id="api"),
+    pytest.param(("cli-fit", "cli-eager", "sweep"), id="cli-sweep", marks=pytest.mark.slow),
+])  # fmt: skip
+def test_every_planning_path_works_where_the_unplanned_step_does_not_fit(tmp_path, paths):
     out = tmp_path / "capped.json"
     # one malloc arena per thread reserves 64 MiB of address space: keep their number small
     env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
-    paths = ["predict", "fit", "eager", "cli-fit", "cli-eager", "sweep"]
     proc = subprocess.run([sys.executable, str(WORKER), str(out), str(MARGIN_MIB), *paths], capture_output=True,
                           text=True, timeout=900, env=env, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -49,14 +52,18 @@ def test_every_planning_path_works_where_the_unplanned_step_does_not_fit(tmp_pat
     assert report["unplanned"] == "out of memory", report  # the cap bites
     failed = {p: report[p] for p in paths if isinstance(report[p], dict) and "error" in report[p]}
     assert not failed, failed
-    fits, does_not = report["sweep"]  # sweep goes on past a budget that does not fit, and says why
-    assert isinstance(fits, int) and fits > 0
-    assert does_not.startswith("the step at budget 1 does not fit in memory"), does_not
     limit = 160 << 20
-    assert report["fit"]["peak"] <= limit
-    assert report["eager"]["predicted"] <= limit
-    assert report["fit"]["loss"] == pytest.approx(report["eager"]["loss"], rel=1e-5)  # both trained the same step
-    assert report["cli-fit"]["code"] == 0 and report["cli-eager"]["code"] == 0
+    if "predict" in paths:
+        assert all(isinstance(p, int) and p > 0 for p in report["predict"])
+    if "fit" in paths:
+        assert report["fit"]["peak"] <= limit
+        assert report["eager"]["predicted"] <= limit
+        assert report["fit"]["loss"] == pytest.approx(report["eager"]["loss"], rel=1e-5)  # both trained the same step
+    if "sweep" in paths:
+        fits, does_not = report["sweep"]  # sweep goes on past a budget that does not fit, and says why
+        assert isinstance(fits, int) and fits > 0
+        assert does_not.startswith("the step at budget 1 does not fit in memory"), does_not
+        assert report["cli-fit"]["code"] == 0 and report["cli-eager"]["code"] == 0
 
 
 def test_out_of_memory_is_told_from_a_broken_model():

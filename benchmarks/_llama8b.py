@@ -15,8 +15,8 @@ Cases (:func:`run_8b`):
   ``B`` in ``aot_eager`` and ``inductor``;
 * ``plan_checkpoints``: the eager path at a limit midway between its smallest and its largest plan (learnt
   from a first call with a huge limit, whose ``full_peak_bytes`` and smallest peak bound the range);
-* ``fakes_plan``: ``KnapsackSolver("auto", max_peak_bytes=L)`` in a compile on fakes
-  (``remat_knapsack.torch._fit._plan_on_fakes``), no measuring step; ``solver.choices``' predicted peak;
+* ``fakes_plan``: the compiled path's plan for a limit ``L`` without a measuring step,
+  ``fit(step, (ids,), L, loss=..., backend=B, measure=False)``: one compile on fakes; its predicted peak;
 * ``fsdp_*``: the same model with FSDP2 ``fully_shard`` on each decoder layer and the root, over 8 ranks of
   a fake process group (``FakeStore``, as torchtitan's memory estimator does), planned on the meta device.
 
@@ -175,17 +175,14 @@ def _plan_eager(step: Step, args: tuple, limit: int | None) -> dict:
 
 
 def _fakes_plan(step: Step, args: tuple, backend: str, limit: int | None) -> dict:
-    """The compiled path's plan for ``limit`` from a compile on fakes, no measuring step."""
-    from remat_knapsack.torch import KnapsackSolver
-    from remat_knapsack.torch._fit import _plan_on_fakes
+    """The compiled path's plan for ``limit``: ``fit(..., measure=False)``, one compile on fakes, nothing run."""
+    from remat_knapsack.torch import fit
 
-    solver = KnapsackSolver("auto", max_peak_bytes=int(limit))
-    _plan_on_fakes(step, args, solver, backend)
-    choices = solver.choices
-    return {"limit_bytes": int(limit),
-            "predicted_peak_bytes": max((int(c["predicted_peak_bytes"]) for c in choices), default=None),
-            "fits": all(c["fits"] for c in choices) if choices else None, "graphs": len(choices),
-            "plan": [c["plan"] for c in choices], "min_peak_bytes": [int(c["min_peak_bytes"]) for c in choices]}
+    report = fit(step, args, int(limit), loss=out_loss, backend=backend, measure=False)
+    choices = report.solver.plans.values()
+    return {"limit_bytes": int(limit), "predicted_peak_bytes": report.predicted_peak_bytes,
+            "graphs": len(choices), "plan": [p.choice["plan"] for p in choices],
+            "min_peak_bytes": [int(p.choice["min_peak_bytes"]) for p in choices]}
 
 
 def run_case(name: str, timeout: float = CASE_TIMEOUT, **kw: Any) -> dict:
@@ -208,7 +205,8 @@ def run_case(name: str, timeout: float = CASE_TIMEOUT, **kw: Any) -> dict:
 
 
 def run_8b(quick: bool = False) -> list[dict]:
-    """The 8B cases, each in its own process; ``quick``: aot_eager only, no FSDP."""
+    """The 8B cases, each in its own process, as rows of ``scale.csv`` (:func:`scale_row`); ``quick``: aot_eager
+    only, no FSDP."""
     rows = [run_case("predict_peaks", backend="aot_eager")]
     if not quick:
         rows.append(run_case("predict_peaks", backend="inductor"))
@@ -218,7 +216,24 @@ def run_8b(quick: bool = False) -> list[dict]:
     if not quick:
         rows.append(run_case("fsdp_plan_checkpoints"))
         rows.append(run_case("fsdp_predict_peaks", backend="aot_eager"))
-    return rows
+    return [scale_row(r) for r in rows]
+
+
+def scale_row(row: dict) -> dict:
+    """One case's row in ``benchmarks/results/scale.csv``'s columns (lists joined by spaces)."""
+
+    def joined(v: Any) -> Any:
+        return " ".join(map(str, v)) if isinstance(v, list) else v
+
+    out = {"model": "llama3-8b-meta", "layers": CONFIG_8B["num_hidden_layers"], "backend": row.get("backend"),
+           "job": row.get("case"), "seconds": row.get("seconds"), "peak_rss_bytes": row.get("planning_peak_rss_bytes"),
+           "budgets": joined(row.get("budget")), "predicted_peak_bytes": joined(row.get("predicted_peak_bytes")),
+           "limit_bytes": row.get("limit_bytes")}  # fmt: skip
+    for key in ("unplanned_peak_bytes", "full_checkpoint_peak_bytes"):
+        if row.get(key) is not None:
+            out[key] = row[key]
+    out["notes"] = row.get("notes", "")
+    return out
 
 
 def _midway(row: dict) -> int:
@@ -230,13 +245,17 @@ def _midway(row: dict) -> int:
 
 def _fmt(row: dict) -> str:
     def gib(v: Any) -> Any:
+        if isinstance(v, str) and v:
+            return [gib(int(x)) for x in v.split()]
         if isinstance(v, list):
             return [gib(x) for x in v]
-        return None if v is None else round(v / GiB, 2)
+        return None if v in (None, "") else round(v / GiB, 2)
 
-    return (f"{row.get('case')}/{row.get('backend')}: peak GiB {gib(row.get('predicted_peak_bytes'))} "
-            f"limit GiB {gib(row.get('limit_bytes'))} budgets {row.get('budget')} {row.get('seconds')} s "
-            f"RSS {gib(row.get('planning_peak_rss_bytes'))} GiB {row.get('notes', '')}")
+    case = row.get("case", row.get("job"))
+    rss = row.get("planning_peak_rss_bytes", row.get("peak_rss_bytes"))
+    return (f"{case}/{row.get('backend')}: peak GiB {gib(row.get('predicted_peak_bytes'))} "
+            f"limit GiB {gib(row.get('limit_bytes'))} budgets {row.get('budget', row.get('budgets'))} "
+            f"{row.get('seconds')} s RSS {gib(rss)} GiB {row.get('notes', '')}")
 
 
 if __name__ == "__main__":

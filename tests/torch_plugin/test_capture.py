@@ -127,11 +127,46 @@ def test_fit_compiles_for_real_only_a_plan_that_fits(monkeypatch):
     assert measured == []
 
 
-def test_fit_refuses_a_meta_model_with_a_message_saying_why():
+def test_fit_refuses_to_measure_a_meta_model_with_a_message_saying_why():
     with torch.device("meta"):
         model, args, loss = MODELS["decoder"]()
-    with pytest.raises(ValueError, match="meta device"):
+    with pytest.raises(ValueError, match="meta device: pass measure=False"):
         fit(model, args, 1 << 30, loss=loss, backend=AOT)
+    with pytest.raises(ValueError, match="measure must be True or False"):
+        fit(model, args, 1 << 30, loss=loss, backend=AOT, measure="no")
+
+
+def test_fit_without_measuring_plans_a_meta_model_as_the_materialised_one():
+    """``fit(measure=False)`` compiles once on fake tensors and runs nothing; on the meta model it gives the
+    materialised model's plan, and that plan, compiled for real, peaks at its prediction within the limit and
+    trains as eager does (test_gradients.py)."""
+    from remat_knapsack.torch import use_solver
+
+    model, args, loss = MODELS["decoder"]()
+    low, high = (p.peak_bytes for p in predict_peaks(model, args, [0.05, 0.9], loss=loss, backend=AOT))
+    limit = (low + high) // 2
+    real = fit(model, args, limit, loss=loss, backend=AOT, measure=False)
+    assert (real.peak_bytes, real.step_seconds, real.saved_bytes, real.compiles) == (None, None, None, 0)
+    assert real.predicted_peak_bytes <= limit and "not measured" in real.summary()
+    assert all(p.grad is None for p in model.parameters())  # nothing ran
+    with torch.device("meta"):
+        meta_model, meta_args, _ = MODELS["decoder"]()
+    meta = fit(meta_model, meta_args, limit, loss=loss, backend=AOT, measure=False)
+    assert meta.predicted_peak_bytes == real.predicted_peak_bytes
+    assert {k: p.saved_names for k, p in meta.solver.plans.items()} == {
+        k: p.saved_names for k, p in real.solver.plans.items()}
+    assert all(p.is_meta for p in meta_model.parameters())
+
+    torch._dynamo.reset()
+    with use_solver(real.solver):
+        compiled = torch.compile(model, backend=AOT)
+
+        def step():
+            loss(compiled(*args)).backward()
+
+        measured = profile_peak_bytes(step)
+    torch._dynamo.reset()
+    assert measured == real.predicted_peak_bytes <= limit
 
 
 def test_the_device_is_checked():
@@ -177,8 +212,9 @@ def make():
 
 
 def test_cli_plans_a_meta_model_without_measuring(tmp_path, capsys):
-    """``remat-knapsack fit --eager --meta`` builds the model on the meta device and plans it: the plan of
-    the materialised model, nothing measured; ``--meta`` without ``--eager`` says what it needs."""
+    """``remat-knapsack fit --meta`` builds the model on the meta device and plans it, eager (``--eager``) or
+    compiled: the plan of the materialised model, nothing measured; ``--device`` without ``--eager`` is
+    refused."""
     import json
 
     from remat_knapsack.cli import main
@@ -199,4 +235,13 @@ def test_cli_plans_a_meta_model_without_measuring(tmp_path, capsys):
     assert result["measured_peak_bytes"] is None
     assert result["predicted_peak_bytes"] == expected.predicted_peak_bytes
     assert [u["saved_ops"] for u in result["units"]] == [list(u.saved_ops) for u in expected.units]
-    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--meta"]) == 2
+    # Compiled: fit(measure=False) on the meta model, the plan of the materialised one.
+    unmeasured = fit(model, args, limit, loss=loss, backend=AOT, measure=False)
+    out = tmp_path / "compiled.json"
+    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--meta", "--backend", AOT,
+                 "--out", str(out)]) == 0  # fmt: skip
+    assert "not measured" in capsys.readouterr().out
+    result = json.loads(out.read_text())
+    assert result["peak_bytes"] is None and result["compiles"] == 0
+    assert result["predicted_peak_bytes"] == unmeasured.predicted_peak_bytes
+    assert main(["fit", f"{target}:make", "--max-peak", str(limit), "--meta", "--device", "cpu"]) == 2

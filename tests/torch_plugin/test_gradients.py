@@ -125,13 +125,14 @@ def test_peak_constrained_plans_and_fit_keep_the_dropout_mask():
         assert dropout_mask_consistent(model, torch.compile(model, backend="aot_eager"), x)
 
 
-@pytest.mark.parametrize("name", ["decoder", "batchnorm"])
-def test_fit_plan_trains_as_eager(name):
+@pytest.mark.parametrize(("name", "measure"), [("decoder", True), ("batchnorm", True), ("decoder", False)])
+def test_fit_plan_trains_as_eager(name, measure):
+    """fit's plan, measured or planned on fake tensors alone (``measure=False``), trains as eager does."""
     model, args, loss = fresh(name)
     peaks = predict_peaks(model, args, [0.0, 1.0], loss=loss, backend="aot_eager")
     # midway between recomputing all and keeping all, with a little slack where the two are close
     limit = (min(p.peak_bytes for p in peaks) + max(p.peak_bytes for p in peaks)) // 2 + 4096
-    report = fit(model, args, limit, loss=loss, repeats=1, backend="aot_eager")
+    report = fit(model, args, limit, loss=loss, repeats=1, backend="aot_eager", measure=measure)
     expected = _eager_step(name)
     got, _ = _compiled_step(name, fconfig.activation_memory_budget, report.solver)
     assert_same_step(expected, got, where=f"{name}, fit's plan ({report.solver!r}):")

@@ -6,9 +6,10 @@ prints the report and writes it as JSON (``--out``, default ``fit.json``).
 With ``--eager`` it runs :func:`remat_knapsack.torch.plan_checkpoints`
 instead (selective activation checkpointing, no compile; ``--units`` names
 the submodules), then measures one step under the plan, and prints the plan
-with its predicted and measured peak. ``--eager --meta`` calls FUNCTION under
-``with torch.device("meta"):`` and plans the model without allocating it
-(``--device`` names where it will train); nothing is measured.
+with its predicted and measured peak. ``--meta`` calls FUNCTION under
+``with torch.device("meta"):`` and plans the model without allocating it;
+nothing is measured (compiled: ``fit(..., measure=False)``; with ``--eager``,
+``--device`` names where it will train).
 Exit 0 when a plan fits, 3 when none does (``PeakLimitError``, or a step
 planning had to run ran out of memory: ``StepOutOfMemoryError``), 2 on bad
 input, 1 without torch. Only the parser is built at import.
@@ -52,7 +53,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s.add_argument("--units", nargs="+", metavar="NAME",
                    help="with --eager: submodules that may be checkpointed (default: the largest ModuleList's blocks)")
     s.add_argument("--meta", action="store_true",
-                   help="with --eager: build the model on the meta device and plan it without allocating it "
+                   help="build the model on the meta device and plan it without allocating it "
                         "(no step is measured)")  # fmt: skip
     s.add_argument("--device", choices=("cpu", "cuda"),
                    help="with --eager: where the step will run (default: the model's device, cpu on meta)")
@@ -76,13 +77,13 @@ def cmd_fit(args: argparse.Namespace) -> int:
         return _cmd_eager(args)
     if args.units:
         raise CliError("--units needs --eager (compiled plans take --regions)")
-    if args.meta or args.device:
-        raise CliError("--meta and --device need --eager: a compiled plan is measured on the real model "
-                       "(predict_peaks predicts a meta model's budgets)")  # fmt: skip
-    model, inputs, loss = _load_target(args.target)
+    if args.device:
+        raise CliError("--device needs --eager: a compiled plan is for the device the model is on "
+                       "(the CPU for --meta)")  # fmt: skip
+    model, inputs, loss = _load_target(args.target, meta=args.meta)
     try:
         report = fit(model, inputs, args.max_peak, loss=loss, backend=args.backend, repeats=args.repeats,
-                     regions=args.regions, keep_output=not args.drop_output)  # fmt: skip
+                     regions=args.regions, keep_output=not args.drop_output, measure=not args.meta)  # fmt: skip
     except (PeakLimitError, StepOutOfMemoryError) as e:
         raise CliError(str(e), EXIT_NO_FIT) from None
     except ValueError as e:
@@ -96,9 +97,12 @@ def cmd_fit(args: argparse.Namespace) -> int:
         pred_text = "n/a" if pred is None else f"{pred / 2**20:.1f} MiB"
         if a.get("out_of_memory"):
             measured = f"ran out of memory ({a['out_of_memory']})"
+        elif a["peak_bytes"] is None:
+            measured = "not measured: the model was built on the meta device (nothing of its size was allocated)"
         else:
             measured = f"measured {a['peak_bytes'] / 2**20:.1f} MiB, step {a['step_seconds'] * 1e3:.1f} ms"
-        print(f"  compile {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, {measured}")
+        what = "plan" if a["peak_bytes"] is None else "compile"
+        print(f"  {what} {i}: target {a['target_bytes'] / 2**20:.1f} MiB, predicted {pred_text}, {measured}")
     print(f"use it: with remat_knapsack.torch.use_solver({report.solver!r}): ...")
     print(f"wrote {out}")
     return EXIT_OK

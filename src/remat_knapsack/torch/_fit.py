@@ -13,6 +13,10 @@ modelled peak, and compiles again: at most three compiles in all.
 (True, 1)
 >>> with use_solver(report.solver):                                   # doctest: +SKIP
 ...     compiled = torch.compile(model)                               # the same plan
+
+With ``measure=False`` it plans without running anything: one compile on fake
+tensors, no kernel built, no step run; the plan is the one whose modelled peak
+fits. That is the compiled path's plan for a model on the meta device.
 """
 
 from __future__ import annotations
@@ -33,11 +37,12 @@ from ..errors import PeakLimitError
 from . import _plugin as _rt
 from . import _regions
 from ._predict import learn_step
-from .capture import capture_backend, capture_graphs, fake_model, is_meta
+from .capture import capture_backend, capture_graphs, is_meta, measure_outside, on_fakes, target_device
 from .peaks import step_peak
 from .step import (
     agree,
     check_keep_output,
+    check_model,
     device_of,
     gather_objects,
     is_out_of_memory,
@@ -83,16 +88,17 @@ class FitReport:
     ----------
     max_peak_bytes : int
         The limit asked for.
-    peak_bytes : int
-        Measured peak of one training step above its start (as ``sweep`` measures it).
-    step_seconds : float
-        Median wall time of ``repeats`` steps.
-    saved_bytes : int
-        Measured bytes saved for backward.
+    peak_bytes : int or None
+        Measured peak of one training step above its start (as ``sweep`` measures it);
+        None with ``measure=False``.
+    step_seconds : float or None
+        Median wall time of ``repeats`` steps; None with ``measure=False``.
+    saved_bytes : int or None
+        Measured bytes saved for backward; None with ``measure=False``.
     predicted_peak_bytes : int or None
         The peak model's prediction for the compiled plan.
     compiles : int
-        How many times ``fit`` compiled (1 to 3).
+        How many times ``fit`` compiled and ran the step (1 to 3; 0 with ``measure=False``).
     solver : KnapsackSolver
         ``with use_solver(report.solver):`` compiles the same plan.
     attempts : list of dict
@@ -100,9 +106,9 @@ class FitReport:
     """
 
     max_peak_bytes: int
-    peak_bytes: int
-    step_seconds: float
-    saved_bytes: int
+    peak_bytes: int | None
+    step_seconds: float | None
+    saved_bytes: int | None
     predicted_peak_bytes: int | None
     compiles: int
     solver: Any = field(repr=False)
@@ -126,6 +132,9 @@ class FitReport:
     def summary(self) -> str:
         MiB = 2**20
         pred = "n/a" if self.predicted_peak_bytes is None else f"{self.predicted_peak_bytes / MiB:.1f} MiB"
+        if self.peak_bytes is None:
+            return (f"limit {self.max_peak_bytes / MiB:.1f} MiB: predicted peak {pred}, not measured "
+                    f"(planned on fake tensors), {self.solver!r}")  # fmt: skip
         return (
             f"limit {self.max_peak_bytes / MiB:.1f} MiB: peak {self.peak_bytes / MiB:.1f} MiB "
             f"(predicted {pred}), step {self.step_seconds * 1e3:.1f} ms, saved {self.saved_bytes / MiB:.1f} MiB, "
@@ -149,6 +158,7 @@ def fit(
     repeats: int = 5,
     regions: Sequence[str] | None = None,
     keep_output: bool = True,
+    measure: bool = True,
 ) -> FitReport:
     """The plan that saves the most runtime while one training step peaks within ``max_peak_bytes``.
 
@@ -182,6 +192,15 @@ def fit(
     after the loss, as Hugging Face's ``Trainer`` does. The plan is for that
     step; :attr:`FitReport.solver` carries it.
 
+    ``measure``: False plans without running anything, for a model that
+    cannot run yet (built on the meta device, or too large for the memory
+    at hand): the model compiles once on fake tensors with the peak model
+    planning each graph, no kernel is built and no step runs. The report
+    has the plan (:attr:`FitReport.solver`) and its predicted peak, no
+    measurement (``peak_bytes``, ``step_seconds`` and ``saved_bytes`` None,
+    ``compiles`` 0). One process, without ``regions`` (both learn the step
+    from a real run).
+
     The model's gradients, buffers and the random generators are as they
     were when ``fit`` returns or raises.
 
@@ -191,7 +210,8 @@ def fit(
         Before anything compiles: a limit that is not a number of bytes > 0
         (0, negative, NaN, inf, a string), ``repeats`` < 1, a model or loss
         that does not run, a region that is not a submodule, a model on the
-        meta device (``fit`` measures; ask :func:`predict_peaks` there).
+        meta device with ``measure=True``, ``measure=False`` with ``regions``
+        or under torch.distributed.
     PeakLimitError
         No plan's modelled peak fits the limit (it names the smallest the model
         reaches), or no compiled plan's measured peak fits it (it says how many
@@ -203,10 +223,14 @@ def fit(
     limit = _rt.check_peak_limit(max_peak_bytes)
     repeats = _check_repeats(repeats)
     keep_output = check_keep_output(keep_output)
+    if not isinstance(measure, bool):
+        raise ValueError(f"measure must be True or False, got {measure!r}")
     args = args if isinstance(args, tuple) else (args,)
+    if not measure:
+        return _plan_unmeasured(model, args, limit, loss, backend, regions, keep_output)
     if is_meta(model, args):
         raise ValueError("fit compiles and measures the plan, and the model or an input is on the meta "
-                         "device: ask predict_peaks or plan_checkpoints there, or materialise the model")
+                         "device: pass measure=False to plan it without running, or materialise the model")
     regions = _regions.check_regions(model, regions)
     device = device_of(model, args)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
@@ -364,16 +388,46 @@ def _plan_and_measure(model, args, loss_fn, solver, backend, repeats, device, re
     return _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions), solver
 
 
-def _plan_on_fakes(model: Any, args: tuple, solver: Any, backend: Any) -> None:
-    """Compile ``model`` on fake tensors with ``solver`` (forward only, no kernel built): it plans every graph.
+def _plan_unmeasured(model, args, limit, loss, backend, regions, keep_output) -> FitReport:
+    """``fit(..., measure=False)``: the plan chosen in one compile on fake tensors, nothing run."""
+    if regions is not None or world_size() > 1:
+        raise ValueError("measure=False plans on fake tensors in one process: regions= and torchrun learn the "
+                         "step from a real run of it; plan without regions, or with measure=True")  # fmt: skip
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    solver = _rt.KnapsackSolver("auto", max_peak_bytes=limit)
+    solver._keep_output = keep_output
 
-    The compiled path's plan without a measuring step, for a model that cannot be run (one on the meta
-    device, ``benchmarks/_llama8b.py``); ``solver.plans`` then compiles it anywhere.
-    """
+    def plan(fake: Any) -> None:
+        if fake is None:  # fake tensors cannot run the model (on_fakes said why): nothing is run for real
+            raise ValueError("measure=False needs a model that runs on fake tensors; this one does not")
+        loss_fn = check_model(model, args, loss, fake)
+        outside = measure_outside(model, args, loss_fn, fake.device, fake)
+        solver._tangent_bytes = outside.tangent_bytes
+        solver._loss_peak_bytes = outside.loss_peak_bytes
+        solver._loss_phases = outside.loss_phases
+        _plan_on_fakes(model, solver, backend, fake)
+
+    with preserved(model, args, target_device(model, args)):
+        on_fakes(model, args, None, plan)
+    choices = solver.choices
+    if not choices or not all(c["fits"] for c in choices):
+        smallest = max((c["min_peak_bytes"] for c in choices), default=None)
+        raise PeakLimitError(limit, smallest if smallest is not None else limit + 1)
+    predicted = max(int(c["predicted_peak_bytes"]) for c in choices)
+    attempt = {"target_bytes": limit, "plan_fits": True, "predicted_peak_bytes": predicted, "peak_bytes": None,
+               "measured": False}  # fmt: skip
+    return FitReport(max_peak_bytes=limit, peak_bytes=None, step_seconds=None, saved_bytes=None,
+                     predicted_peak_bytes=predicted, compiles=0, solver=_report_solver(solver), backend=name,
+                     attempts=[attempt])  # fmt: skip
+
+
+def _plan_on_fakes(model: Any, solver: Any, backend: Any, fake: Any) -> None:
+    """Compile ``model`` with ``solver`` and run its forward on ``fake``'s tensors (a
+    :class:`~.capture.FakeModel`, the model's own tensors swapped for fakes): the partitioner runs and
+    ``solver`` plans every graph; no kernel is built (the capture backend) and no backward runs."""
     torch._dynamo.reset()
     try:
         with contextlib.ExitStack() as stack:
-            fake = stack.enter_context(fake_model(model, args))
             stack.enter_context(_fconfig.patch(enable_autograd_cache=False))
             stack.enter_context(_rt.use_solver(solver))
             compiled = torch.compile(model, backend=capture_backend(backend))

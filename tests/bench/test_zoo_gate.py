@@ -45,9 +45,6 @@ _GRAPH_BREAK = ("the loss follows a graph break, and the first graph's hidden-st
                 "of the step, where the real step frees it (an overestimate)")  # fmt: skip
 #: Cells known to miss by more than 2% (signed error at the last run), with the cause.
 KNOWN = {
-  # -3.5%
-  # -3.5%
-  # -4.6%
     ("gpt2", "autocast", "compiled"): _GRAPH_BREAK,  # +2.4%
     ("bert", "fp32", "eager"): _REPLAY_BACK,  # +9.1%
     ("bert", "autocast", "eager"): _REPLAY_BACK,  # +5.0%

@@ -9,8 +9,8 @@ Every example a random search ever found stays pinned in its test with
 asked (``python -m pytest -m hypothesis --hypothesis-profile=fuzz``, or
 ``.ci/fuzz`` with a time budget); what it finds is pinned and fixed.
 
-Tests marked ``slow`` (each a minute or more: torchrun's failure paths, inductor
-twins of faster aot_eager tests, the largest meta models) are skipped unless
+Tests marked ``slow`` (each near a minute or more: torchrun's failure paths, inductor
+twins of faster aot_eager tests, the largest meta models, one long solver run) are skipped unless
 asked for: ``python -m pytest --slow`` (or ``REMAT_SLOW=1``) runs them too.
 Each slow test has a quicker sibling that covers the same path by default.
 

@@ -1031,6 +1031,7 @@ def test_unique_chains_start_above_found_sets():
     assert on.stats["unique_runs"] < off.stats["unique_runs"]
 
 
+@pytest.mark.slow  # test_unique_run_against_dp covers the unique run in a third of the time
 def test_unique_run_settles_a_unique_optimum():
     # Circle items: a nearly unique optimum under loose bounds, where the
     # top-down pass proves witness items needed one decide run each.

@@ -153,7 +153,7 @@ def test_fit_aims_higher_when_the_measured_peak_is_well_below_the_limit(monkeypa
     assert r.peak_bytes <= limit
 
 
-@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+@pytest.mark.parametrize("backend", ["aot_eager", pytest.param("inductor", marks=pytest.mark.slow)])
 def test_gpt2_with_the_loss_outside(backend):
     transformers = pytest.importorskip("transformers", reason="needs the models extra")
     torch.manual_seed(0)

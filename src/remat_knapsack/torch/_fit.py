@@ -233,7 +233,7 @@ def fit(
                          "device: pass measure=False to plan it without running, or materialise the model")
     regions = _regions.check_regions(model, regions)
     device = device_of(model, args)
-    name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    name = _backend_name(backend)
     with preserved(model, args, device):
         loss_fn, step, outside, fakes = learn_step(model, args, loss, regions, backend, device, keep_output)
         attempts, tried, compiles = _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeats,
@@ -271,9 +271,7 @@ def _fit_loop(model, args, loss_fn, limit, step, outside, fakes, backend, repeat
             solver = _rt.KnapsackSolver("auto", max_peak_bytes=target)
             solver._keep_output = keep_output
             if step is None:  # one graph: the loss and its tangents are that graph's
-                solver._tangent_bytes = outside.tangent_bytes
-                solver._loss_peak_bytes = outside.loss_peak_bytes
-                solver._loss_phases = outside.loss_phases
+                _tell_outside(solver, outside)
             else:  # several: the recorded step composes them, the loss between forwards and backwards
                 step.reset()
                 solver._step = step
@@ -388,12 +386,23 @@ def _plan_and_measure(model, args, loss_fn, solver, backend, repeats, device, re
     return _compile_and_measure(model, args, loss_fn, solver, backend, repeats, device, regions), solver
 
 
+def _backend_name(backend: Any) -> str:
+    return backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+
+
+def _tell_outside(solver: Any, outside: Any) -> None:
+    """Give ``solver`` the loss computed outside the compiled model (its tangents and its own peak)."""
+    solver._tangent_bytes = outside.tangent_bytes
+    solver._loss_peak_bytes = outside.loss_peak_bytes
+    solver._loss_phases = outside.loss_phases
+
+
 def _plan_unmeasured(model, args, limit, loss, backend, regions, keep_output) -> FitReport:
     """``fit(..., measure=False)``: the plan chosen in one compile on fake tensors, nothing run."""
     if regions is not None or world_size() > 1:
         raise ValueError("measure=False plans on fake tensors in one process: regions= and torchrun learn the "
                          "step from a real run of it; plan without regions, or with measure=True")  # fmt: skip
-    name = backend if isinstance(backend, str) else getattr(backend, "__name__", repr(backend))
+    name = _backend_name(backend)
     solver = _rt.KnapsackSolver("auto", max_peak_bytes=limit)
     solver._keep_output = keep_output
 
@@ -401,10 +410,7 @@ def _plan_unmeasured(model, args, limit, loss, backend, regions, keep_output) ->
         if fake is None:  # fake tensors cannot run the model (on_fakes said why): nothing is run for real
             raise ValueError("measure=False needs a model that runs on fake tensors; this one does not")
         loss_fn = check_model(model, args, loss, fake)
-        outside = measure_outside(model, args, loss_fn, fake.device, fake)
-        solver._tangent_bytes = outside.tangent_bytes
-        solver._loss_peak_bytes = outside.loss_peak_bytes
-        solver._loss_phases = outside.loss_phases
+        _tell_outside(solver, measure_outside(model, args, loss_fn, fake.device, fake))
         _plan_on_fakes(model, solver, backend, fake)
 
     with preserved(model, args, target_device(model, args)):

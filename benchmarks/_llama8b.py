@@ -2,8 +2,9 @@
 
 Nothing of the model's size is allocated: the model is built under ``with torch.device("meta"):`` and every
 planner traces the step on fake tensors. Each case runs in a fresh Python process (``subprocess`` +
-``python -c``), so the peak resident set size reported for it (``ru_maxrss`` of that process, which includes
-importing torch and transformers, about 0.5 GiB) is the case's own.
+``python -c``), so the peak memory reported for it is the case's own: that process's and its workers'
+(``_memory.PeakMemory``: the lowering workers of ``predict_peaks`` under inductor included), importing
+torch and transformers (about 0.5 GiB) included.
 
 The step: :class:`Step` calls ``LlamaForCausalLM(input_ids=ids, labels=ids)``: the model shifts the labels
 and computes the cross entropy itself, on the logits upcast to float32, as Hugging Face's training loop does;
@@ -33,6 +34,7 @@ import time
 from typing import Any
 
 import torch
+from _memory import PeakMemory
 
 #: Llama 3 8B's shape (Meta's config), without the KV cache.
 CONFIG_8B = dict(num_hidden_layers=32, hidden_size=4096, num_attention_heads=32, num_key_value_heads=8,
@@ -103,12 +105,20 @@ def _rss() -> int:
 def case(name: str, config: dict | None = None, batch: int = 1, seq: int = SEQ, backend: str = "aot_eager",
          limit: int | None = None) -> dict:  # fmt: skip
     """Run one case in this process; a dict row (see the module docstring)."""
+    row: dict[str, Any] = {"case": name, "backend": backend, "batch": batch, "seq": seq, "budget": None,
+                           "limit_bytes": limit, "predicted_peak_bytes": None, "seconds": None, "notes": ""}
+    with PeakMemory() as memory:
+        _run(name, row, config, batch, seq, backend, limit)
+    row["planning_peak_memory_bytes"] = memory.peak_bytes
+    return row
+
+
+def _run(name: str, row: dict, config: dict | None, batch: int, seq: int, backend: str, limit: int | None) -> None:
+    """:func:`case`'s work: build, plan, and fill ``row`` in (a failure is written in ``row["notes"]``)."""
     import warnings
 
     from remat_knapsack.torch import predict_peaks
 
-    row: dict[str, Any] = {"case": name, "backend": backend, "batch": batch, "seq": seq, "budget": None,
-                           "limit_bytes": limit, "predicted_peak_bytes": None, "seconds": None, "notes": ""}
     step, args = build(config, batch, seq)
     row["param_bytes"] = param_bytes(step)
     row["rss_after_build_bytes"] = _rss()
@@ -145,11 +155,9 @@ def case(name: str, config: dict | None = None, batch: int = 1, seq: int = SEQ, 
             failed = f"FAILED {type(exc).__name__}: {first} [{where}]"
             row["notes"] = (row["notes"] + " | " if row["notes"] else "") + failed
     row["seconds"] = round(time.perf_counter() - t0, 1)
-    row["planning_peak_rss_bytes"] = _rss()
     warned = sorted({str(w.message).splitlines()[0][:600] for w in caught if issubclass(w.category, RuntimeWarning)})
     if warned:
         row["notes"] = (row["notes"] + " | " if row["notes"] else "") + " | ".join(warned)
-    return row
 
 
 def _plan_eager(step: Step, args: tuple, limit: int | None) -> dict:
@@ -186,7 +194,7 @@ def _fakes_plan(step: Step, args: tuple, backend: str, limit: int | None) -> dic
 
 
 def run_case(name: str, timeout: float = CASE_TIMEOUT, **kw: Any) -> dict:
-    """:func:`case` in a fresh Python process: its row, with that process's peak RSS."""
+    """:func:`case` in a fresh Python process: its row, with that process's peak memory."""
     here = os.path.dirname(os.path.abspath(__file__))
     code = (f"import sys, json; sys.path.insert(0, {here!r}); import _llama8b; "
             f"row = _llama8b.case({name!r}, **json.loads(sys.argv[1])); print('ROW ' + json.dumps(row))")
@@ -214,6 +222,8 @@ def run_8b(quick: bool = False) -> list[dict]:
     mid = _midway(rows[0])
     rows.append(run_case("fakes_plan", backend="aot_eager", limit=mid))
     if not quick:
+        rows.append(run_case("fakes_plan", backend="inductor", limit=mid))
+    if not quick:
         rows.append(run_case("fsdp_plan_checkpoints"))
         rows.append(run_case("fsdp_predict_peaks", backend="aot_eager"))
     return [scale_row(r) for r in rows]
@@ -226,7 +236,8 @@ def scale_row(row: dict) -> dict:
         return " ".join(map(str, v)) if isinstance(v, list) else v
 
     out = {"model": "llama3-8b-meta", "layers": CONFIG_8B["num_hidden_layers"], "backend": row.get("backend"),
-           "job": row.get("case"), "seconds": row.get("seconds"), "peak_rss_bytes": row.get("planning_peak_rss_bytes"),
+           "job": row.get("case"), "seconds": row.get("seconds"),
+           "peak_memory_bytes": row.get("planning_peak_memory_bytes"),
            "budgets": joined(row.get("budget")), "predicted_peak_bytes": joined(row.get("predicted_peak_bytes")),
            "limit_bytes": row.get("limit_bytes")}  # fmt: skip
     for key in ("unplanned_peak_bytes", "full_checkpoint_peak_bytes"):
@@ -252,10 +263,10 @@ def _fmt(row: dict) -> str:
         return None if v in (None, "") else round(v / GiB, 2)
 
     case = row.get("case", row.get("job"))
-    rss = row.get("planning_peak_rss_bytes", row.get("peak_rss_bytes"))
+    rss = row.get("planning_peak_memory_bytes", row.get("peak_memory_bytes"))
     return (f"{case}/{row.get('backend')}: peak GiB {gib(row.get('predicted_peak_bytes'))} "
             f"limit GiB {gib(row.get('limit_bytes'))} budgets {row.get('budget', row.get('budgets'))} "
-            f"{row.get('seconds')} s RSS {gib(rss)} GiB {row.get('notes', '')}")
+            f"{row.get('seconds')} s memory {gib(rss)} GiB {row.get('notes', '')}")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ cold (its own ``TORCHINDUCTOR_CACHE_DIR``):
   (then the measured peak, the prediction and the number of compiles).
 
 Each row has the job's wall seconds and its ratio to ``plain`` at the same depth,
-and the process's peak RSS. With ``--samples N`` each job runs N times, one
-after the other, in a fresh process each: the
-seconds are the median and the ratio is the ratio of medians.
+and its peak memory, its worker processes included (``_memory.PeakMemory``).
+With ``--samples N`` each job runs N times, one after the other, in a fresh
+process each: the seconds are the median and the ratio is the ratio of medians.
 
 With ``--pair-depths D ...`` each of those depths also gets one process that runs
 ``fit`` twice at the same limit: with the peak search it uses under inductor
@@ -51,6 +51,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _results  # noqa: E402
+from _memory import PeakMemory  # noqa: E402
 
 DEPTHS = [2, 4, 8, 16, 32]
 BUDGETS = [0.05, 0.4, 0.9]
@@ -89,8 +90,6 @@ def _model(layers: int) -> tuple[Any, tuple, Any]:
 
 def _job(job: str, layers: int, limit: int | None) -> dict[str, Any]:
     """Run one job in this process: its wall seconds and what it found."""
-    import resource
-
     import torch
 
     from remat_knapsack.torch import fit, predict_peaks
@@ -98,29 +97,30 @@ def _job(job: str, layers: int, limit: int | None) -> dict[str, Any]:
 
     model, args, loss = _model(layers)
     row: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    if job == "plain":
-        compiled = torch.compile(model)
-        loss(compiled(*args)).backward()
-        row["seconds"] = time.perf_counter() - t0
-        model.zero_grad(set_to_none=True)
-
-        def step() -> None:
+    with PeakMemory() as memory:
+        t0 = time.perf_counter()
+        if job == "plain":
+            compiled = torch.compile(model)
             loss(compiled(*args)).backward()
+            row["seconds"] = time.perf_counter() - t0
+            model.zero_grad(set_to_none=True)
 
-        row["measured_peak_bytes"] = int(profile_peak_bytes(step, "cpu"))
-    elif job == "predict_peaks":
-        found = predict_peaks(model, args, BUDGETS, loss=loss)
-        row["seconds"] = time.perf_counter() - t0
-        row["predicted"] = {str(p.budget): p.peak_bytes for p in found}
-    elif job == "pair":
-        row.update(_pair_plans(model, args, loss, limit))
-    else:
-        report = fit(model, args, limit, loss=loss, repeats=3)
-        row["seconds"] = time.perf_counter() - t0
-        row.update(compiles=report.compiles, measured_peak_bytes=report.peak_bytes,
-                   predicted_peak_bytes=report.predicted_peak_bytes, step_seconds=report.step_seconds)  # fmt: skip
-    row["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+            def step() -> None:
+                loss(compiled(*args)).backward()
+
+            row["measured_peak_bytes"] = int(profile_peak_bytes(step, "cpu"))
+        elif job == "predict_peaks":
+            found = predict_peaks(model, args, BUDGETS, loss=loss)
+            row["seconds"] = time.perf_counter() - t0
+            row["predicted"] = {str(p.budget): p.peak_bytes for p in found}
+        elif job == "pair":
+            row.update(_pair_plans(model, args, loss, limit))
+        else:
+            report = fit(model, args, limit, loss=loss, repeats=3)
+            row["seconds"] = time.perf_counter() - t0
+            row.update(compiles=report.compiles, measured_peak_bytes=report.peak_bytes,
+                       predicted_peak_bytes=report.predicted_peak_bytes, step_seconds=report.step_seconds)  # fmt: skip
+    row["peak_memory_bytes"] = memory.peak_bytes
     return row
 
 
@@ -225,20 +225,20 @@ def measure(depths: list[int], samples: int = 1, pair_depths: tuple[int, ...] = 
         rows.append({**base, "job": "plain", "seconds": round(plain["seconds"], 2), "ratio_to_plain": 1.0,
                      "samples": " ".join(map(str, plain["samples"])),
                      "measured_peak_bytes": plain["measured_peak_bytes"],
-                     "peak_rss_bytes": plain["peak_rss_bytes"]})  # fmt: skip
+                     "peak_memory_bytes": plain["peak_memory_bytes"]})  # fmt: skip
         rows.append({**base, "job": "predict_peaks", "budgets": " ".join(map(str, BUDGETS)),
                      "seconds": round(predicted["seconds"], 2),
                      "ratio_to_plain": round(predicted["seconds"] / plain["seconds"], 3),
                      "samples": " ".join(map(str, predicted["samples"])),
                      "predicted_peak_bytes": " ".join(str(peaks[str(b)]) for b in BUDGETS),
-                     "peak_rss_bytes": predicted["peak_rss_bytes"]})  # fmt: skip
+                     "peak_memory_bytes": predicted["peak_memory_bytes"]})  # fmt: skip
         rows.append({**base, "job": "fit", "limit_bytes": limit, "seconds": round(fitted["seconds"], 2),
                      "ratio_to_plain": round(fitted["seconds"] / plain["seconds"], 3),
                      "samples": " ".join(map(str, fitted["samples"])),
                      "compiles": fitted["compiles"], "predicted_peak_bytes": fitted["predicted_peak_bytes"],
                      "measured_peak_bytes": fitted["measured_peak_bytes"],
                      "step_ms": round(fitted["step_seconds"] * 1e3, 1),
-                     "peak_rss_bytes": fitted["peak_rss_bytes"]})  # fmt: skip
+                     "peak_memory_bytes": fitted["peak_memory_bytes"]})  # fmt: skip
         pair = layers in pair_depths
         if pair:
             paired = _run("pair", layers, limit)
@@ -249,7 +249,7 @@ def measure(depths: list[int], samples: int = 1, pair_depths: tuple[int, ...] = 
                              "compiles": plan["compiles"], "recompute_cost": plan["recompute_cost"],
                              "same_plan": paired["same_plan"],
                              "step_ms": round(plan["step_ms"], 1),
-                             "peak_rss_bytes": paired["peak_rss_bytes"]})  # fmt: skip
+                             "peak_memory_bytes": paired["peak_memory_bytes"]})  # fmt: skip
         for row in rows[-(5 if pair else 3):]:
             print(", ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     return rows

@@ -53,7 +53,9 @@ def predict_peaks(
     read before any kernel is built (one to two seconds per graph); under
     ``aot_eager`` a liveness pass over the FX graphs. Cost: one compile plus
     that per budget, against one compile and one measured step per budget for
-    :func:`~remat_knapsack.torch.sweep`.
+    :func:`~remat_knapsack.torch.sweep`. Under inductor the budgets' plans are
+    lowered side by side, each in a forked worker, one per core (at most four;
+    ``REMAT_KNAPSACK_WORKERS=1``: one after the other, in this process).
 
     ``loss`` is checked as :func:`sweep` checks it. When it runs outside the
     compiled model (the usual case: ``loss(model(x))``), its own peak between
@@ -100,10 +102,10 @@ def predict_peaks(
                              "is on the meta device: plan it without regions, or materialise it")  # fmt: skip
         with preserved(model, args, where):
             loss_fn, step, _, _ = learn_step(model, args, loss, regions, backend, where, keep_output)
+        by_capture = {k: _each_budget(c, budget_list, solver) for k, c in step.captures.items()}
         out = []
-        for b in budget_list:
-            with _rt._wrapper_held():
-                graphs = {k: c.peak(c.saved_for_budget(b, solver)) for k, c in step.captures.items()}
+        for i, b in enumerate(budget_list):
+            graphs = {k: found[i] for k, found in by_capture.items()}
             out.append(PeakPrediction(budget=b, peak_bytes=step.peak(graphs),
                                       saved_bytes=step.saved_bytes(graphs)))  # fmt: skip
         return out
@@ -121,13 +123,21 @@ def predict_peaks(
         caps[0].loss_phases = outside.loss_phases
     for c in caps:
         c.keep_output = keep_output
+    by_capture = [_each_budget(c, budget_list, solver) for c in caps]
     out = []
-    for b in budget_list:
-        with _rt._wrapper_held():
-            graphs = [c.peak(c.saved_for_budget(b, solver)) for c in caps]
+    for i, b in enumerate(budget_list):
+        graphs = [found[i] for found in by_capture]
         out.append(PeakPrediction(budget=b, peak_bytes=step_peak(graphs),
                                   saved_bytes=sum(g.saved_bytes for g in graphs)))  # fmt: skip
     return out
+
+
+def _each_budget(cap: Any, budgets: Sequence[float], solver: Any) -> list[Any]:
+    """The GraphPeak of ``cap``'s plan at each budget: the saved sets first, then their peaks, side by side
+    (under inductor each plan's lowering is a core's work, and the plans do not depend on one another)."""
+    with _rt._wrapper_held():
+        saved_sets = [cap.saved_for_budget(b, solver) for b in budgets]
+        return cap.peaks(saved_sets)
 
 
 def learn_step(model, args, loss, regions, backend, device, keep_output) -> tuple[Any, Any, Any, bool]:

@@ -142,13 +142,21 @@ class Capture:
         ``backend``: whose timeline (default :attr:`backend`); ``"aot_eager"`` on an inductor graph is the
         liveness pass that guides inductor's search (:func:`~..search.search_guided`), without workspaces.
         """
+        return self.peaks([saved_values], backend)[0]
+
+    def peaks(self, saved_sets: Sequence[Sequence[Any]], backend: str | None = None) -> list[peaks.GraphPeak]:
+        """:meth:`peak` of each saved set; those not modelled yet side by side (:func:`~..peaks.graph_peaks`)."""
         backend = self.backend if backend is None else backend
-        key = (backend, self.loss_peak_bytes, self.loss_phases, self.tangents_given, self.keep_output,
-               frozenset(n.name for n in saved_values))
-        hit = self._cache.get(key)
-        if hit is None:
-            hit = self._cache[key] = peaks.graph_peak(self, saved_values, backend)
-        return hit
+        keys = [(backend, self.loss_peak_bytes, self.loss_phases, self.tangents_given, self.keep_output,
+                 frozenset(n.name for n in saved)) for saved in saved_sets]  # fmt: skip
+        missing: dict[Any, Sequence[Any]] = {}
+        for key, saved in zip(keys, saved_sets):
+            if key not in self._cache:
+                missing.setdefault(key, saved)
+        if missing:
+            found = peaks.graph_peaks(self, list(missing.values()), backend)
+            self._cache.update(zip(missing, found))
+        return [self._cache[key] for key in keys]
 
     def partition(self, saved_values: Sequence[Any]) -> tuple[Any, Any]:
         """The forward and backward graph modules the partitioner makes for ``saved_values``

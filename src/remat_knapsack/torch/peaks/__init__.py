@@ -14,6 +14,8 @@ timeline, the way the backend runs them:
 * ``_inductor``: inductor runs the wrapper code it generates (fusion,
   reordering, buffer reuse); the pipeline is run up to the wrapper, and its
   allocation and free lines are read;
+* ``_fork``: the plans of several budgets lowered side by side, in forked
+  workers (:func:`graph_peaks`);
 * ``_step``: one graph's timeline (:class:`GraphPeak`), several graphs on one
   step (:func:`step_peak`: forwards in order, backwards in reverse), and the
   answer for one budget (:class:`PeakPrediction`).
@@ -25,10 +27,10 @@ May import: torch and :mod:`..step` (the allocator's rounding, the profiler).
 Nothing here imports the capture, the search or the plug-in: they call it.
 """
 
-from ._graph import graph_peak, partition
+from ._graph import graph_peak, graph_peaks, partition
 from ._inductor import is_inductor_compile
 from ._liveness import dispatch_allowed, node_storages, op_workspaces
 from ._step import GraphPeak, PeakPrediction, step_peak
 
-__all__ = ["GraphPeak", "PeakPrediction", "dispatch_allowed", "graph_peak", "is_inductor_compile",
+__all__ = ["GraphPeak", "PeakPrediction", "dispatch_allowed", "graph_peak", "graph_peaks", "is_inductor_compile",
            "node_storages", "op_workspaces", "partition", "step_peak"]

@@ -54,7 +54,7 @@ def same_plan(a, b) -> None:
 
 def op_facts(recording) -> list[tuple]:
     return [(op.name, op.unit, op.occurrence, op.backward, op.created, op.reads, op.writes, op.random,
-             op.own_generator, op.seconds, op.workspace) for op in recording.ops]  # fmt: skip
+             op.own_generator, op.seconds, op.workspace, op.node_start) for op in recording.ops]  # fmt: skip
 
 
 def storage_facts(recording) -> list[tuple]:
@@ -164,7 +164,11 @@ def test_a_meta_transformer_gets_the_plan_of_the_materialised_one(make):
     limit = middle_limit(model, (ids,), logits_loss)
     planned = plan_checkpoints(model, (ids,), limit, loss=logits_loss)
     assert [u.name for u in planned.units][-1].endswith(".1") and any(u.checkpointed for u in planned.units)
-    same_plan(planned, plan_checkpoints(meta, (ids.to("meta"),), limit, loss=logits_loss))
+    # the real token ids beside the meta model: what their values decide is followed (the mask skipped)
+    same_plan(planned, plan_checkpoints(meta, (ids,), limit, loss=logits_loss))
+    # meta ids: transformers' tracing path, which builds the mask: planned for the larger step
+    traced = plan_checkpoints(meta, (ids.to("meta"),), 1 << 40, loss=logits_loss)
+    assert traced.unplanned_peak_bytes >= planned.unplanned_peak_bytes
 
 
 def test_a_meta_llama_plan_trains_as_eager():
@@ -216,6 +220,47 @@ def test_a_data_dependent_model_is_recorded_for_real_with_a_warning():
     with pytest.warns(RuntimeWarning):
         plan = plan_checkpoints(model, (x,), first.full_checkpoint_peak_bytes, units=["0", "1"])
     assert any(u.checkpointed for u in plan.units)
+
+
+class ReadsItsIds(nn.Module):
+    """Reads the values of its integer inputs, as ``transformers``' decoders do: it masks only when some
+    position is masked (``mask.all()``), and scales by the number of even token ids (``nonzero``, a shape
+    that depends on values)."""
+
+    def __init__(self, d: int = 32, vocab: int = 64) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, d)
+        self.blocks = nn.ModuleList(nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+                                    for _ in range(2))  # fmt: skip
+
+    def forward(self, ids, mask):
+        h = self.embedding(ids)
+        if not mask.all():
+            h = h * mask[..., None]
+        evens = torch.nonzero(ids % 2 == 0).shape[0]
+        for block in self.blocks:
+            h = h + block(h)
+        return h.square().mean() * evens
+
+
+@pytest.mark.parametrize("masked", [False, True], ids=["all-ones-mask", "padded"])
+def test_what_the_integer_inputs_decide_is_followed_on_fakes(masked):
+    """The fake step takes the branch the real one takes, with no fallback to the real tensors."""
+    torch.manual_seed(0)
+    model = ReadsItsIds()
+    ids = torch.randint(0, 64, (4, 16))
+    mask = torch.ones(4, 16, dtype=torch.bool)
+    if masked:
+        mask[:, -3:] = False
+    units = _resolve_units(model, ["blocks.0", "blocks.1"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "planning on the real tensors" warning
+        fake = record_step(model, (ids, mask), lambda out: out, units)
+    real = record_step(model, (ids, mask), lambda out: out, units, fake=False)
+    assert fake.fake
+    assert op_facts(fake) == op_facts(real)
+    assert storage_facts(fake) == storage_facts(real)
+    assert ("aten.mul.Tensor" in [op.name for op in fake.ops[:8]]) == masked
 
 
 def test_a_meta_model_that_fake_tensors_cannot_run():

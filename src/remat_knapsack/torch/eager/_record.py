@@ -4,9 +4,12 @@
 ``TorchDispatchMode`` and returns a :class:`Recording`. By default the step
 runs on fake tensors (:func:`..capture.fake_model`): every op computes its
 outputs' shapes and allocates nothing, so a step that does not fit in memory,
-and a model built on the meta device, are recorded as well. When fake tensors
-cannot run the model (an op whose output depends on values), or with
-``fake=False``, it runs on the model's own tensors. Either way the recording
+and a model built on the meta device, are recorded as well. What the step's
+real integer inputs decide (a mask's ``.all()``, ``nonzero`` of token ids)
+is followed on their values (:mod:`._values`), so the model takes the branch
+it takes on real tensors. When fake tensors cannot run the model (an op whose
+output depends on other values), or with ``fake=False``, it runs on the model's
+own tensors. Either way the recording
 holds:
 
 * every aten op, in order, with the unit whose forward ran it, its modelled
@@ -43,8 +46,8 @@ ignored, the same per-op counter), so a plan can name an op by
 put back: gradients, buffers and the random number generators are as the
 caller had them (:func:`..step.preserved`).
 
-May import: torch, ``..step``, ``..capture`` (fake tensors), ``._roofline``
-and ``._workspace``.
+May import: torch, ``..step``, ``..capture`` (fake tensors), ``._roofline``,
+``._values`` and ``._workspace``.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves, tree_map
 from torch.utils.checkpoint import SAC_IGNORED_OPS
@@ -62,6 +66,7 @@ from torch.utils.checkpoint import SAC_IGNORED_OPS
 from ..capture import FakeModel, on_fakes, target_device
 from ..step import preserved
 from ._roofline import DeviceRates, op_seconds, rates_for
+from ._values import KnownValues, known_to_transformers
 from ._workspace import OpCall, measure_workspaces, op_call
 
 __all__ = ["Op", "Recording", "Storage", "fake_device", "record_step"]
@@ -106,6 +111,9 @@ class Op:
     writes_outside: tuple[int, ...]  # storage keys it writes in place that its unit's forward did not create
     read_keys: tuple[int, ...]  # raw storage keys (untyped_storage()._cdata) of every tensor argument, parameters too
     workspace: int = 0  # bytes above its new outputs that it allocates at its worst and frees before returning
+    #: In the backward: index of the first op of the autograd node that ran it (the node unpacks its saved
+    #: tensors, and so replays a checkpoint, before its first op); -1 in the forward.
+    node_start: int = -1
 
 
 @dataclass
@@ -177,6 +185,9 @@ class _Recorder(TorchDispatchMode):
         self._unit_start = 0
         self.autocast_depth = 0  # nesting of autocast regions (their __enter__ and __exit__, seen by _autocast_seen)
         self._autocast_cached: list[int] = []  # storages of parameters' casts that autocast's cache holds
+        self.known = KnownValues()  # on fakes: the values the step's integer inputs decide
+        self._node: Any = None  # the autograd node that ran the last backward op, and its first op's index
+        self._node_first = -1
 
     def enter_unit(self, unit: int) -> None:
         self.unit, self._counts, self._unit_start = unit, {}, len(self.ops)
@@ -256,7 +267,7 @@ class _Recorder(TorchDispatchMode):
         random = is_random(func, args, kwargs)
         own_generator = random and any(isinstance(a, torch.Generator) for a in tree_leaves((args, kwargs)))
         self._note_call(func, args, kwargs)
-        out = func(*args, **kwargs)
+        out = self._call(func, args, kwargs, random, written)
         seconds = op_seconds(func, args, kwargs, out, self._rates)
         unit = OUTSIDE if self.backward else self.unit
         occurrence = -1
@@ -267,7 +278,35 @@ class _Recorder(TorchDispatchMode):
         if created and self._autocast_caches(func, args, kwargs):
             self._autocast_cached += created
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
-                           tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys))  # fmt: skip
+                           tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys,
+                           node_start=self._node_start(index)))  # fmt: skip
+        return out
+
+    def _node_start(self, index: int) -> int:
+        """In the backward, the index of the first op of the autograd node running op ``index``; else -1."""
+        if not self.backward:
+            return -1
+        node = torch._C._current_autograd_node()
+        if node is None or node is not self._node:
+            self._node, self._node_first = node, index  # holds the node until the next one runs: one at a time
+        return self._node_first
+
+    def _call(self, func: Any, args: tuple, kwargs: dict, random: bool, written: list[torch.Tensor]) -> Any:
+        """``func`` on its arguments; on fakes, with the values the step's integer inputs decide (:mod:`._values`):
+        a read of a known value answered, an op whose output shape depends on known values run on them."""
+        if self._fake_mode is None:
+            return func(*args, **kwargs)
+        found, value = self.known.read(func, args, kwargs)
+        if found:
+            return value
+        try:
+            out = func(*args, **kwargs)
+        except (DataDependentOutputException, DynamicOutputShapeException):
+            ran, out = self.known.run_on_values(func, args, kwargs, self._fake_mode)
+            if not ran:
+                raise
+            return out
+        self.known.follow(func, args, kwargs, out, random=random, written=written)
         return out
 
     def _autocast_caches(self, func: Any, args: tuple, kwargs: dict) -> bool:
@@ -293,7 +332,9 @@ class _Recorder(TorchDispatchMode):
         from torch._subclasses.fake_tensor import FakeTensor
 
         if isinstance(value, torch.Tensor) and not isinstance(value, FakeTensor):
-            return self._fake_mode.from_tensor(value)
+            fake = self._fake_mode.from_tensor(value)
+            self.known.seed(value, fake)  # a constant the model made (``x[:, [-1, 0]]``'s index): its values are known
+            return fake
         return value
 
     def _note_call(self, func: Any, args: tuple, kwargs: dict) -> None:
@@ -398,6 +439,7 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
             recorder = _Recorder(len(units), rates)
             return recorder, _run(recorder, model, args, loss_fn, units, calls, contextlib.nullcontext(), keep_output)
         recorder = _Recorder(len(units), rates, fm.mode)
+        recorder.known.seed(args, fm.args)
         return recorder, _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode, keep_output)
 
     with preserved(model, args, target_device(model, args)):
@@ -430,7 +472,7 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         # unit, as it is outside the checkpointed forward
         handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
     try:
-        with mode, recorder, _resizes_seen(recorder), _autocast_seen(recorder):
+        with mode, recorder, _resizes_seen(recorder), _autocast_seen(recorder), known_to_transformers(recorder.known):
             out = model(*args)
             loss = loss_fn(out)
             if not keep_output:

@@ -9,9 +9,10 @@ what ``torch.utils.checkpoint`` (non-reentrant, a selective policy) does:
   plain step kept for the backward is freed after its last use in the
   forward, unless the op that made it is *saved* (its outputs cached until
   the backward reads them) or it is one of the unit's outputs;
-* at the unit's backward (the first backward op that reads one of those
-  storages) the unit's forward is replayed up to the last storage the
-  backward needs; the dropped storages are back from then on, live until
+* at the unit's backward (the autograd node whose op is the first to read
+  one of those storages: the node unpacks what it saved, so the replay runs
+  before the node's first op) the unit's forward is replayed up to the last
+  storage the backward needs; the dropped storages are back from then on, live until
   the plain step freed them, and the replay's own temporaries add a spike;
 * a saved op whose outputs the plain step freed in the forward keeps them
   until the replay; so does a saved op that makes one of the unit's
@@ -125,6 +126,8 @@ class Timeline:
         self.workspace = np.array([op.workspace for op in ops] + [0], dtype=np.int64)
         self.base = np.zeros(self.length + 2, dtype=np.int64)
         np.add.at(self.base, self.birth, self.nbytes)
+        # what each op creates: a replay runs before its op, so the op's own outputs are not there yet
+        self.created = self.base.copy()
         np.add.at(self.base, self.death, -self.nbytes)
         last_forward_read = self.birth.copy()
         first_backward_read = np.full(n, self.length, dtype=np.int64)
@@ -177,8 +180,10 @@ class Timeline:
                 (kept if self.death[sid] > start else temps).append((position, sid))
         kept_sids = np.array([sid for _, sid in kept], dtype=np.int64)
         replay_at = int(first_backward_read[kept_sids].min()) if kept else -1
-        if replay_at >= self.length or not checkpointable:
+        if replay_at < 0 or replay_at >= self.length or not checkpointable:
             replay_at = -1
+        elif rec.ops[replay_at].node_start >= 0:  # the node unpacks what it saved before its first op runs
+            replay_at = rec.ops[replay_at].node_start
         temp_sids = np.array([sid for _, sid in temps], dtype=np.int64)
         inputs = np.array(rec.unit_inputs[u], dtype=np.int64)
         return UnitItems(
@@ -259,7 +264,8 @@ class Timeline:
         peak = int((live + self.workspace).max(initial=0))
         for change in changes:
             if change is not None:
-                peak = max(peak, int(live[change.replay_at]) + change.spike)
+                at = change.replay_at
+                peak = max(peak, int(live[at] - self.created[at]) + change.spike)
         return peak
 
     def _replay_spike(self, items: UnitItems, saved: np.ndarray, replayed: np.ndarray,

@@ -48,7 +48,7 @@ MAX_KNOWN_BYTES = 32 << 20
 _VALUE_READS = frozenset({torch.ops.aten._local_scalar_dense.default, torch.ops.aten.item.default})
 
 
-def _no_grad_dtype(t: torch.Tensor) -> bool:
+def _integer_or_bool(t: torch.Tensor) -> bool:
     return not (t.dtype.is_floating_point or t.dtype.is_complex)
 
 
@@ -64,7 +64,7 @@ class KnownValues:
 
         for real, fake in zip(tree_leaves(reals), tree_leaves(fakes)):
             if (isinstance(real, torch.Tensor) and isinstance(fake, torch.Tensor) and not real.is_meta
-                    and _no_grad_dtype(real) and real.nbytes <= MAX_KNOWN_BYTES):  # fmt: skip
+                    and _integer_or_bool(real) and real.nbytes <= MAX_KNOWN_BYTES):  # fmt: skip
                 with _disable_current_modes():  # a copy made under the fake mode would be a fake
                     self._values[fake] = real.detach().to("cpu", copy=True)
 

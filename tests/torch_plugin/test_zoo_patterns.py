@@ -13,7 +13,12 @@ Each test checks a predicted peak against one measured step (torch.profiler's al
   unpacks its saved tensors, before the node's first op (a Linear's backward computes its input's gradient,
   then reads the saved input for its weight's gradient);
 * eager on fake tensors: ``transformers`` builds the attention mask when it sees a fake tensor, and skips it
-  on the real all-ones mask; the values the real token ids decide are followed beside the fakes.
+  on the real all-ones mask; the values the real token ids decide are followed beside the fakes;
+* eager: a storage a checkpointed unit drops goes when the forward lets go of it (a local variable at its
+  function's return), and a saved op's temporary leaves the replay after its last use there;
+* eager: the autograd engine sums a second gradient of one input in place into the one it holds, which it
+  does not on fake tensors (Mamba's reference scan: a gradient of the whole input per step), unless the
+  one it holds is a view (a tied weight's gradient from the output layer).
 """
 
 from __future__ import annotations
@@ -145,6 +150,104 @@ def test_without_autocast_nothing_is_held():
     timeline = plan_checkpoints(model, args, 1 << 50, loss=lambda out: out)._timeline
     assert not [s for s in timeline.recording.storages if s.held_until >= 0]
     assert np.all(timeline.held_until < 0)
+
+
+class CachedTemporary(nn.Module):
+    """A layer whose ``repeat`` makes a large temporary that only a sum reads (the sum's backward keeps nothing)."""
+
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.up = nn.Linear(d, 2 * d)
+        self.down = nn.Linear(2 * d, d)
+
+    def forward(self, x):
+        h = self.norm(x)
+        scale = h.repeat(1, 16).sum(dim=1, keepdim=True)
+        return x + self.down(torch.nn.functional.gelu(self.up(h * scale)))
+
+
+def test_a_saved_temporary_is_freed_within_the_replay_and_a_dropped_local_at_its_return():
+    torch.manual_seed(0)
+    model = nn.Sequential(CachedTemporary(), CachedTemporary(), nn.Linear(64, 16))
+    args = (torch.randn(512, 64),)
+
+    def loss(out):
+        return out.square().mean()
+
+    timeline = plan_checkpoints(model, args, 1 << 50, loss=loss, units=["0", "1"])._timeline
+    ops = timeline.recording.ops
+    choice = []
+    for items in timeline.units:
+        repeat = np.array([ops[i].name == "aten.repeat.default" for i in items.ops])
+        assert repeat.sum() == 1 and items.eligible[repeat].all()
+        choice.append(items.forced | repeat)
+    units = _resolve_units(model, ["0", "1"])
+    plan = build_plan(model, units, timeline, choice, 0, 1 << 50, 0, 0)
+    predicted, measured = timeline.peak(choice), plan.measure(args, loss=loss)
+    # 6.2% high before: the cache hands the repeat's 2 MiB to the replay, which frees it after the sum, but it
+    # was counted to the replay's end; 2.7% low with that alone: `h` and `scale`, dropped by the checkpoint,
+    # are the forward's locals, held until it returns, not freed after their last use
+    assert abs(predicted - measured) <= 0.005 * measured, (predicted, measured)
+
+
+class Scan(nn.Module):
+    """A loop over a sequence, as Mamba's reference scan runs: each step's select has its own backward, which
+    makes a gradient of the whole input, and the engine sums them into one."""
+
+    def __init__(self, d: int = 64) -> None:
+        super().__init__()
+        self.proj = nn.Linear(d, d)
+
+    def forward(self, x):
+        h = self.proj(x)
+        return torch.stack([h[:, i] * h[:, i + 1] for i in range(16)], dim=1)
+
+
+def test_the_engine_sums_a_second_gradient_in_place_into_the_one_it_holds():
+    torch.manual_seed(0)
+    model = nn.Sequential(Scan(), nn.Linear(16, 8))
+    args = (torch.randn(2048, 64),)
+
+    def loss(out):
+        return out.square().mean()
+
+    timeline = plan_checkpoints(model, args, 1 << 50, loss=loss, units=["0"])._timeline
+    summed = [s for s in timeline.recording.storages if s.nbytes == 0]
+    assert len(summed) >= 14, len(summed)  # 16 selects of h, 16 of its gradients after the first, summed in place
+    plan = build_plan(model, _resolve_units(model, ["0"]), timeline, timeline.none(), 0, 1 << 50, 0, 0)
+    predicted, measured = timeline.peak(timeline.none()), plan.measure(args, loss=loss)
+    # 28.9% high before (each sum counted as a new 512 KiB gradient)
+    assert predicted == measured, (predicted, measured)
+
+
+class TiedHead(nn.Module):
+    """An embedding and an output layer that share one weight (BART, Whisper, GPT-2): two gradients of it."""
+
+    def __init__(self, vocab: int = 4096, d: int = 64) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.mid = nn.Sequential(nn.Linear(d, d), nn.GELU())
+        self.head = nn.Linear(d, vocab, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(self.mid(self.embed(ids)))
+
+
+def test_a_gradient_that_is_a_view_is_summed_into_a_new_one():
+    torch.manual_seed(0)
+    model, args = TiedHead(), (torch.randint(0, 4096, (2, 8)),)
+
+    def loss(out):
+        return out.logsumexp(-1).mean()
+
+    timeline = plan_checkpoints(model, args, 1 << 50, loss=loss, units=["mid"])._timeline
+    plan = build_plan(model, _resolve_units(model, ["mid"]), timeline, timeline.none(), 0, 1 << 50, 0, 0)
+    predicted, measured = timeline.peak(timeline.none()), plan.measure(args, loss=loss)
+    # the output layer's weight gradient is a transpose of what its mm made, so the engine holds a view and
+    # allocates the sum with the embedding's gradient (30.5% low, counted as summed in place)
+    assert predicted == measured, (predicted, measured)
 
 
 # ---------------------------------------------------------------------- eager: transformers decoders

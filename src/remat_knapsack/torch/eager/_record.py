@@ -27,7 +27,14 @@ holds:
   on real tensors of its arguments' shapes (:mod:`._workspace`);
 * the casts of parameters that ``torch.autocast`` caches, and where its cache
   is cleared (the outermost region's exit, seen through
-  ``torch.clear_autocast_cache``): a checkpointed unit cannot free them earlier.
+  ``torch.clear_autocast_cache``): a checkpointed unit cannot free them earlier;
+* on fakes, where each storage a unit makes would be freed if the unit were
+  checkpointed (:attr:`Storage.released`): the model's forward runs once
+  more, alone, with every unit's forward in ``torch.utils.checkpoint``, so
+  autograd holds nothing and the forward's own references decide;
+* the autograd engine's sums of two gradients of one input, made in place
+  where the real engine makes them so (:meth:`_Recorder.finish`): on fake
+  tensors, and under a dispatch mode, it allocates each sum.
 
 An op is random when it is tagged ``nondeterministic_seeded``, unless its
 schema's ``dropout_p`` (or a dropout op's ``p``) is 0 or its ``train`` is
@@ -121,13 +128,20 @@ class Storage:
     """One storage allocated during the step (parameters, inputs and older storages are not tracked)."""
 
     index: int
-    nbytes: int  # negative: an older storage resized in place from ``-nbytes`` at ``birth`` (its bytes leave)
+    #: Negative: an older storage resized in place from ``-nbytes`` at ``birth`` (its bytes leave); 0: the
+    #: engine's sum of two gradients, made in place in the one it held (:meth:`_Recorder.finish`)
+    nbytes: int
     birth: int  # index of the op that created it
     death: int  # index of the first op that ran after it was freed (len(ops) when it outlived the step)
     unit_output: bool = False  # part of what a unit's forward returned
     #: A cast of a parameter that autocast caches: index of the first op after the cache was cleared (the
     #: outermost autocast region's exit), or -1. A checkpointed unit cannot free it before then.
     held_until: int = -1
+    #: Made in a unit's forward: index of the first op after it was freed when every unit's forward runs
+    #: checkpointed (nothing saved for the backward: what holds it then is the forward's own Python
+    #: references, a local variable until its function returns); ``len(ops)`` when it outlived the
+    #: forward then, -1 when that forward was not recorded (see :func:`record_step`).
+    released: int = -1
 
 
 @dataclass
@@ -188,6 +202,9 @@ class _Recorder(TorchDispatchMode):
         self.known = KnownValues()  # on fakes: the values the step's integer inputs decide
         self._node: Any = None  # the autograd node that ran the last backward op, and its first op's index
         self._node_first = -1
+        self.finished_node: Any = None  # the autograd node whose outputs the engine is adding to its buffers
+        # (op index, buffered gradient's storage, sum's storage) of each sum the engine could make in place
+        self._accumulations: list[tuple[int, int, int]] = []
 
     def enter_unit(self, unit: int) -> None:
         self.unit, self._counts, self._unit_start = unit, {}, len(self.ops)
@@ -277,6 +294,8 @@ class _Recorder(TorchDispatchMode):
         created = self._created(out, index, set(read_keys))
         if created and self._autocast_caches(func, args, kwargs):
             self._autocast_cached += created
+        if self.backward and func is torch.ops.aten.add.Tensor and len(created) == 1:
+            self._note_accumulation(index, args, created[0])
         self.ops.append(Op(index, str(func), unit, occurrence, self.backward, seconds, created,
                            tuple(reads), tuple(writes), random, own_generator, writes_outside, read_keys,
                            node_start=self._node_start(index)))  # fmt: skip
@@ -290,6 +309,25 @@ class _Recorder(TorchDispatchMode):
         if node is None or node is not self._node:
             self._node, self._node_first = node, index  # holds the node until the next one runs: one at a time
         return self._node_first
+
+    def _note_accumulation(self, index: int, args: tuple, sid: int) -> None:
+        """Op ``index`` (an ``add``) is the engine summing two gradients of one input, if the node whose
+        outputs are being passed on runs it: keep it when the real engine could sum in place into the
+        buffered one (a dense tensor of its own storage, not a view, of the sum's shape and dtype), see
+        :meth:`finish`."""
+        node = self.finished_node
+        if node is None or torch._C._current_autograd_node() is not node:
+            return
+        old, new = args[0], args[1]
+        if not (isinstance(old, torch.Tensor) and isinstance(new, torch.Tensor)):
+            return
+        key = old.untyped_storage()._cdata
+        if key not in self._alive or old.shape != new.shape or old.dtype != new.dtype:
+            return
+        # a view (a weight's gradient transposed back to the weight's layout) shares its storage with its base
+        if old._is_view() or old.untyped_storage().nbytes() != self.storages[sid].nbytes or not old.is_contiguous():
+            return
+        self._accumulations.append((index, self._alive[key], sid))
 
     def _call(self, func: Any, args: tuple, kwargs: dict, random: bool, written: list[torch.Tensor]) -> Any:
         """``func`` on its arguments; on fakes, with the values the step's integer inputs decide (:mod:`._values`):
@@ -368,8 +406,29 @@ class _Recorder(TorchDispatchMode):
         for storage in self.storages:
             if storage.death < 0:
                 storage.death = len(self.ops)
+        self._accumulate_in_place()
         for op, signature in zip(self.ops, self.signatures):
             op.workspace = workspaces.get(signature, 0) if signature is not None else 0
+
+    def _accumulate_in_place(self) -> None:
+        """The engine's sums of two gradients, made in place where the real step makes them so.
+
+        The autograd engine adds a second gradient of one input into the one
+        it holds (``old.add_(new)``) when it holds the last reference to it;
+        on fake tensors (a tensor subclass), or under a dispatch mode, it
+        allocates the sum instead. Where the recording saw the held gradient
+        freed right after the sum (nothing else held it), the sum is that
+        storage: it lives on to the sum's death, and the sum allocates nothing.
+        """
+        root: dict[int, int] = {}
+        for index, old, new in self._accumulations:
+            held = root.get(old, old)
+            if self.storages[old].death != index + 1 or self.storages[new].birth != index:
+                continue
+            self.storages[held].death = self.storages[new].death
+            self.storages[new].nbytes = 0
+            root[new] = held
+        self._accumulations = []
 
 
 def is_random(func: Any, args: tuple, kwargs: dict) -> bool:
@@ -440,7 +499,13 @@ def record_step(model: Any, args: tuple, loss_fn: Any, units: list[tuple[str, to
             return recorder, _run(recorder, model, args, loss_fn, units, calls, contextlib.nullcontext(), keep_output)
         recorder = _Recorder(len(units), rates, fm.mode)
         recorder.known.seed(args, fm.args)
-        return recorder, _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode, keep_output)
+        first_backward = _run(recorder, model, fm.args, loss_fn, units, calls, fm.mode, keep_output)
+        if not _distributed():
+            checkpointed = _Recorder(len(units), rates, fm.mode)
+            checkpointed.known.seed(args, fm.args)
+            _checkpointed_forward(checkpointed, model, fm.args, units, fm.mode)
+            _note_releases(recorder.storages, recorder.ops[:first_backward], checkpointed)
+        return recorder, first_backward
 
     with preserved(model, args, target_device(model, args)):
         recorder, first_backward = on_fakes(model, args, fake_device(target), record) if fake else record(None)
@@ -480,13 +545,102 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
             recorder.unit = OUTSIDE
             recorder.backward = True
             first_backward = len(recorder.ops)
-            loss.backward()
+            with _node_ends_seen(recorder, loss):
+                loss.backward()
             del loss
             out = None  # kept through the backward: freed after it
     finally:
         for handle in handles:
             handle.remove()
     return first_backward
+
+
+@contextlib.contextmanager
+def _node_ends_seen(recorder: _Recorder, loss: Any) -> Any:
+    """While the backward runs, each autograd node's post-hook tells the recorder that the node has run:
+    the engine then passes its outputs on, summing two gradients of one input (:meth:`_Recorder.finish`)."""
+    handles = []
+    grad_fn = getattr(loss, "grad_fn", None)
+    seen: dict[int, Any] = {}  # held while the walk runs, so that no node's id is reused for another
+    stack = [grad_fn] if grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        if node.next_functions:
+            handles.append(node.register_hook(_ended(recorder, node)))
+        stack += [n for n, _ in node.next_functions if n is not None]
+    seen.clear()
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+        recorder.finished_node = None
+
+
+def _ended(recorder: _Recorder, node: Any) -> Any:
+    def hook(grad_inputs: Any, grad_outputs: Any) -> None:
+        recorder.finished_node = node
+
+    return hook
+
+
+def _distributed() -> bool:
+    """Whether this process is one of several ranks (their collectives must run in step: no extra forward)."""
+    dist = torch.distributed
+    return dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+
+
+def _checkpointed_forward(recorder: _Recorder, model: Any, args: tuple, units: list[tuple[str, torch.nn.Module]],
+                          mode: Any) -> None:  # fmt: skip
+    """The step's forward alone, on fakes, under ``recorder``, with every unit's forward in a non-reentrant
+    ``torch.utils.checkpoint``: autograd saves nothing inside the units, so each storage a unit makes is
+    freed where the forward's own references to it go (:attr:`Storage.released`)."""
+    calls = [0] * len(units)
+    names = [name for name, _ in units]
+    handles, patched = [], []
+    for index, (_, module) in enumerate(units):
+        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, set()),
+                                                        with_kwargs=True))  # fmt: skip
+        handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
+        own = module.__dict__.get("forward")
+        patched.append((module, own))
+        module.forward = _in_checkpoint(module.forward)
+    try:
+        with mode, recorder, _autocast_seen(recorder), known_to_transformers(recorder.known):
+            model(*args)
+    finally:
+        for handle in handles:
+            handle.remove()
+        for module, own in patched:
+            if own is None:
+                del module.forward
+            else:
+                module.forward = own
+    recorder.finish({})
+
+
+def _in_checkpoint(forward: Any) -> Any:
+    def run(*args: Any, **kwargs: Any) -> Any:
+        return torch.utils.checkpoint.checkpoint(forward, *args, use_reentrant=False, **kwargs)
+
+    return run
+
+
+def _note_releases(storages: list[Storage], forward: list[Op], checkpointed: _Recorder) -> None:
+    """Each unit-made storage's :attr:`Storage.released`, from the checkpointed forward's recording (the
+    model's call alone: the step's ``forward`` ops go on with the loss); left at -1 when that forward ran
+    other ops than the step's (then the timeline assumes a free after the last use)."""
+    end = len(checkpointed.ops)
+    if [op.name for op in forward[:end]] != [op.name for op in checkpointed.ops]:
+        return
+    for op, again in zip(forward, checkpointed.ops):
+        if op.unit == OUTSIDE or len(op.created) != len(again.created):
+            continue
+        for sid, twin in zip(op.created, again.created):
+            storages[sid].released = min(checkpointed.storages[twin].death, end)
 
 
 @contextlib.contextmanager

@@ -6,18 +6,22 @@ units and saved ops, the peak of the step that choice would run. It follows
 what ``torch.utils.checkpoint`` (non-reentrant, a selective policy) does:
 
 * in a checkpointed unit's forward, autograd saves nothing; a storage the
-  plain step kept for the backward is freed after its last use in the
-  forward, unless the op that made it is *saved* (its outputs cached until
-  the backward reads them) or it is one of the unit's outputs;
+  plain step kept for the backward is freed where the forward lets go of
+  it (after its last use, or where the recording's checkpointed forward
+  freed it: a local variable is held until its function returns,
+  :attr:`~._record.Storage.released`), unless the op that made it is
+  *saved* (its outputs cached until the backward reads them) or it is one
+  of the unit's outputs;
 * at the unit's backward (the autograd node whose op is the first to read
   one of those storages: the node unpacks what it saved, so the replay runs
   before the node's first op) the unit's forward is replayed up to the last
   storage the backward needs; the dropped storages are back from then on, live until
   the plain step freed them, and the replay's own temporaries add a spike;
 * a saved op whose outputs the plain step freed in the forward keeps them
-  until the replay; so does a saved op that makes one of the unit's
-  outputs (the selective-checkpoint cache holds them until the replay takes
-  them);
+  until the replay, which takes them at the op and frees them after their
+  last use there; a saved op that makes one of the unit's outputs keeps it
+  until the replay too (the selective-checkpoint cache holds them until the
+  replay takes them);
 * the replay stops once the last stored tensor is back, so a saved op past
   that point never runs again: the cache holds its outputs until the unit's
   backward ends and the checkpoint is freed;
@@ -144,6 +148,11 @@ class Timeline:
                         self.escapes[sid] = True
             for sid in op.writes:
                 mutated[sid] = max(mutated[sid], op.index)
+        # a storage a checkpointed unit drops goes when its forward lets go of it: after its last forward
+        # use, or later where the recording saw the checkpointed forward free it (a local variable held
+        # until its function returns)
+        recorded = np.array([s.released for s in storages], dtype=np.int64)
+        self.released = np.maximum(last_forward_read + 1, recorded)
         self.units = [self._unit(u, last_forward_read, first_backward_read, mutated)
                       for u in range(len(recording.unit_names))]  # fmt: skip
 
@@ -193,7 +202,7 @@ class Timeline:
             caches_in_place_write=any(op.writes_outside and not op.created for op in ops),
             replay_at=replay_at,
             kept_op=np.array([p for p, _ in kept], dtype=np.int64), kept_bytes=self.nbytes[kept_sids],
-            kept_drop=np.minimum(np.maximum(last_read[kept_sids] + 1, self.held_until[kept_sids]),
+            kept_drop=np.minimum(np.maximum(self.released[kept_sids], self.held_until[kept_sids]),
                                  self.death[kept_sids]),
             kept_birth=self.birth[kept_sids], kept_death=self.death[kept_sids],
             temp_op=np.array([p for p, _ in temps], dtype=np.int64), temp_bytes=self.nbytes[temp_sids],
@@ -224,7 +233,8 @@ class Timeline:
         cached = saved[items.temp_op]
         # kept storages of replayed ops: gone from after their last forward use until the replay (one the
         # plain step freed before the replay is simply freed earlier);
-        # temporaries of saved ops: cached until the replay has read them;
+        # temporaries of saved ops: cached until the replay has read them (the replay's spike counts them while
+        # it runs);
         # the unit's inputs: held by the checkpoint until the replay
         back = dropped & (items.kept_death > at)
         early = dropped & ~back
@@ -241,7 +251,7 @@ class Timeline:
         out_hold = np.where(items.ops[items.out_op] > end, rng_end, at + 1)
         longer = saved[items.out_op] & (out_hold > items.out_death)
         where = np.concatenate([items.kept_drop[dropped], [at], items.kept_death[early],
-                                items.temp_death[cached], [at + 1], items.input_death[held], [at + 1],
+                                items.temp_death[cached], [at], items.input_death[held], [at + 1],
                                 [items.ops[0], rng_end], items.temp_death[cached_late], [rng_end],
                                 items.out_death[longer], out_hold[longer]])  # fmt: skip
         nbytes = np.concatenate([-items.kept_bytes[dropped], [items.kept_bytes[back].sum()], items.kept_bytes[early],
@@ -251,7 +261,7 @@ class Timeline:
                                  items.temp_bytes[cached_late], [-items.temp_bytes[cached_late].sum()],
                                  items.out_bytes[longer], -items.out_bytes[longer]])  # fmt: skip
         # the replay forks the generator's state
-        spike = self._replay_spike(items, saved, back, ~(cached | cached_late)) + self.rng_state_bytes
+        spike = self._replay_spike(items, saved, back, ~(cached | cached_late), cached) + self.rng_state_bytes
         return Change(where, nbytes, at, spike)
 
     def peak_of(self, changes: list[Change | None]) -> int:
@@ -269,13 +279,15 @@ class Timeline:
         return peak
 
     def _replay_spike(self, items: UnitItems, saved: np.ndarray, replayed: np.ndarray,
-                      replayed_temps: np.ndarray) -> int:  # fmt: skip
+                      replayed_temps: np.ndarray, cached_temps: np.ndarray) -> int:  # fmt: skip
         """Bytes above the replayed storages while the replay runs: its temporaries and workspaces, at their worst.
 
         The replay runs the unit's forward up to the last op whose output the
         backward reads (saved or replayed), so ``replayed`` storages come back
         one by one; the unsaved temporaries alive then, and each replayed op's
-        workspace, come on top.
+        workspace, come on top. A saved op's temporary (``cached_temps``) is
+        in the checkpoint's cache from the start of the replay; the replay
+        takes it at its op and frees it after its last use there.
         """
         if not items.kept_birth.size:
             return 0
@@ -290,6 +302,8 @@ class Timeline:
         temp_bytes = items.temp_bytes[replayed_temps]
         alive = (temp_birth[None, :] <= points[:, None]) & (temp_death[None, :] > points[:, None])
         temps_alive = alive.astype(np.int64) @ temp_bytes
+        in_cache = points[:, None] < items.temp_death[cached_temps][None, :]
+        temps_alive += in_cache.astype(np.int64) @ items.temp_bytes[cached_temps]
         workspaces = np.where(saved[: points.size], 0, self.workspace[points])  # a cached op does not run
         total = int(items.kept_bytes[replayed].sum())
         return max(0, int((made_bytes + temps_alive + workspaces).max()) - total)

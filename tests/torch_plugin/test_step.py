@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="needs torch (pip install 'remat-knapsack[torch]')")
 
 from remat_knapsack.torch import capture, fit, peaks, predict_peaks, sweep  # noqa: E402
-from remat_knapsack.torch.step import allocated_bytes  # noqa: E402
+from remat_knapsack.torch.step import allocated_bytes, made_up_tensor  # noqa: E402
 
 MiB = 1 << 20
 
@@ -280,3 +280,12 @@ def test_a_gradient_handed_across_a_graph_break_is_counted_once():
                        keep_output=keep_output)  # fmt: skip
         for p, m in zip(preds, report.points):  # within the loss's scalar, never the logits' 1 MiB
             assert abs(p.peak_bytes - m.peak_bytes) <= 64, (keep_output, p.budget, p.peak_bytes, m.peak_bytes)
+
+
+@pytest.mark.parametrize(("shape", "stride"), [((2, 4, 8), (32, 0, 1)), ((3, 5), (1, 3)), ((0, 4), (4, 1)), ((), ())],
+                         ids=["expanded", "transposed", "empty", "scalar"])  # fmt: skip
+def test_a_made_up_tensor_has_the_shape_and_strides_it_is_asked_for(shape, stride):
+    t = made_up_tensor(shape, stride, torch.float32, "cpu")
+    assert tuple(t.shape) == shape and t.stride() == stride
+    assert torch.isfinite(t).all()
+    assert not made_up_tensor(shape, stride, torch.int64, "cpu").any()

@@ -47,7 +47,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves, tree_map
 
-from ..step import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, Timeline, profile_timeline
+from ..step import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, Timeline, made_up_tensor, profile_timeline
 from ._roofline import op_flops
 
 __all__ = ["MAX_OP_BYTES", "MAX_OP_FLOPS", "OpCall", "TensorSpec", "measure_workspaces", "op_call"]
@@ -111,12 +111,7 @@ def _real(value: Any, device: str) -> Any:
         return torch.Generator(device=device)
     if not isinstance(value, TensorSpec):
         return value
-    t = torch.empty_strided(value.shape, value.stride, dtype=value.dtype, device=device)
-    if t.is_floating_point() or t.is_complex():
-        t.normal_()
-    else:
-        t.zero_()
-    return t
+    return made_up_tensor(value.shape, value.stride, value.dtype, device)
 
 
 def _run_each(calls: Mapping[Any, OpCall], device: str, labels: dict[str, Any]) -> None:

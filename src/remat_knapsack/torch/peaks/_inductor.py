@@ -50,6 +50,7 @@ from ..step import (
     CUDA_BLOCK,
     WORKSPACE_MAX_BYTES,
     WORKSPACE_MAX_FLOPS,
+    made_up_tensor,
     op_cost,
     over_workspace_cap,
     profile_timeline,
@@ -163,9 +164,7 @@ def _measure_workspace(node: Any) -> int:
     def real(x: Any) -> Any:
         if not isinstance(x, ir.IRNode):
             return x
-        t = torch.empty_strided([int(d) for d in x.get_size()], [int(d) for d in x.get_stride()],
-                                dtype=x.get_dtype(), device=device)  # fmt: skip
-        return t.normal_() if t.is_floating_point() else t.zero_()
+        return made_up_tensor(x.get_size(), x.get_stride(), x.get_dtype(), device)
 
     outputs: list[Any] = []  # held, so that the step ends with its outputs still allocated
     with unset_fake_temporarily(), torch.no_grad():

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from ..step import allocated_bytes, op_cost, over_workspace_cap
+from ..step import allocated_bytes, made_up_tensor, op_cost, over_workspace_cap
 
 __all__ = ["dispatch_allowed", "is_tangent", "liveness", "node_storages", "op_workspaces"]
 
@@ -215,14 +215,7 @@ def _real(v: Any) -> Any:
     """A real tensor like the fake ``v`` (random floats, zero integers), or ``v`` itself."""
     if not isinstance(v, torch.Tensor):
         return v
-    shape = [int(d) for d in v.shape]
-    stride = [int(d) for d in v.stride()]
-    t = torch.empty_strided(shape, stride, dtype=v.dtype, device="cpu")
-    if t.is_floating_point() or t.is_complex():
-        t.normal_()
-    else:
-        t.zero_()
-    return t
+    return made_up_tensor(v.shape, v.stride(), v.dtype, "cpu")
 
 
 def _under_cap(todo: dict[Any, Any]) -> dict[Any, Any]:

@@ -19,7 +19,7 @@ May import: torch and :mod:`remat_knapsack.errors`. The bottom of the
 planner: everything else here imports it, it imports nothing of them.
 """
 
-from ._cap import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, op_cost, over_workspace_cap
+from ._cap import WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FLOPS, made_up_tensor, op_cost, over_workspace_cap
 from ._checks import (
     check_keep_output,
     check_loss_value,
@@ -48,7 +48,8 @@ from ._state import clear_grads, grad_leaves, preserved, restore_buffers, snapsh
 __all__ = [
     "CUDA_BLOCK", "RankFailedError", "Timeline", "WORKSPACE_MAX_BYTES", "WORKSPACE_MAX_FLOPS", "agree",
     "allocated_bytes", "check_keep_output", "check_loss_value", "check_model", "checked_loss", "clear_grads",
-    "default_loss", "device_of", "gather_objects", "grad_leaves", "is_out_of_memory", "max_over_ranks", "op_cost",
+    "default_loss", "device_of", "gather_objects", "grad_leaves", "is_out_of_memory", "made_up_tensor",
+    "max_over_ranks", "op_cost",
     "out_of_memory_message", "over_workspace_cap", "preserved", "profile_peak_bytes", "profile_timeline", "release",
     "restore_buffers", "run_step", "saved_tensor_bytes", "snapshot_buffers", "sync", "world_size", "zero_grad",
 ]  # fmt: skip

@@ -9,6 +9,7 @@ matmuls run for minutes on a CPU. So an op is run only when its input and output
 storages hold at most :data:`WORKSPACE_MAX_BYTES` together and it takes at most
 :data:`WORKSPACE_MAX_FLOPS` (``torch.utils.flop_counter``'s formulas), per
 device; above either its workspace counts 0, and a ``RuntimeWarning`` names it.
+:func:`made_up_tensor` makes the real tensors such a run is given.
 
 May import: torch.
 """
@@ -19,7 +20,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["WORKSPACE_MAX_BYTES", "WORKSPACE_MAX_FLOPS", "op_cost", "over_workspace_cap"]
+__all__ = ["WORKSPACE_MAX_BYTES", "WORKSPACE_MAX_FLOPS", "made_up_tensor", "op_cost", "over_workspace_cap"]
 
 #: Per device: the most bytes an op's input and output storages may hold for it to be run for its workspace.
 WORKSPACE_MAX_BYTES = {"cpu": 256 << 20, "cuda": 4 << 30}
@@ -61,3 +62,22 @@ def op_cost(func: Any, args: Any, kwargs: Any, out: Any) -> tuple[int, int]:
 def over_workspace_cap(nbytes: int, flops: int, device: str) -> bool:
     """Whether an op of ``nbytes`` and ``flops`` is over the cap on ``device`` (not to be run)."""
     return nbytes > WORKSPACE_MAX_BYTES.get(device, 0) or flops > WORKSPACE_MAX_FLOPS.get(device, 0)
+
+
+def made_up_tensor(shape: Any, stride: Any, dtype: torch.dtype, device: Any) -> torch.Tensor:
+    """A real tensor of this shape and these strides for an op's workspace run: random floats, zero integers.
+
+    The memory the strides reach is filled as one block, then viewed with
+    the strides: an expanded tensor (stride 0, as multi-query attention's
+    keys are) has elements that share a location, which an in-place fill of
+    the view itself refuses.
+    """
+    shape = [int(d) for d in shape]
+    stride = [int(d) for d in stride]
+    size = 1 + sum((d - 1) * st for d, st in zip(shape, stride)) if all(shape) else 0
+    base = torch.empty(size, dtype=dtype, device=device)
+    if base.is_floating_point() or base.is_complex():
+        base.normal_()
+    else:
+        base.zero_()
+    return base.as_strided(shape, stride)

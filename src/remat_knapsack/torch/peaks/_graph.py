@@ -117,16 +117,21 @@ class _Plan:
         }
         self.fw_keys: tuple[int, ...] = ()
         self.bw_keys: tuple[int, ...] = ()
+        self.owned: set[str] = set()
+        self.kept: set[str] = set()
         if backend == "inductor":
-            # The saved activations the backward frees: not parameters, inputs or their views.
-            self.owned = {str(n.target) for n in bw.graph.nodes if n.op == "placeholder" and not is_tangent(n)
-                          and not any(k in inputs for k, _ in node_storages(n))}  # fmt: skip
+            # The saved activations the backward frees: not parameters, inputs or their views, nor (when the
+            # step keeps its outputs) a user output that is also saved, whose storage the step still holds.
+            placeholders = [n for n in bw.graph.nodes if n.op == "placeholder" and not is_tangent(n)]
+            self.owned = {str(n.target) for n in placeholders if not any(k in inputs for k, _ in node_storages(n))}
+            kept = {k for n in self.user_nodes for k, _ in node_storages(n)} if cap.keep_output else set()
+            self.kept = {str(n.target) for n in placeholders if any(k in kept for k, _ in node_storages(n))}
 
     def lowering(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The same partition, as inductor's generated code runs it (fusion, reordering, frees, reuse).
 
         Inductor's passes change the modules: everything read from them is read already (``__init__``)."""
-        return plan_events(self.fw, self.bw, self.tangents_by_name, self.owned,
+        return plan_events(self.fw, self.bw, self.tangents_by_name, self.owned - self.kept, kept=self.kept,
                            allocate_tangents=not self.cap.tangents_given)  # fmt: skip
 
     def liveness(self) -> tuple[tuple[int, ...], tuple[int, ...]]:

@@ -388,7 +388,7 @@ def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[i
     return read
 
 
-def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str], *,
+def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str], *, kept: set[str] = frozenset(),
                 allocate_tangents: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
     """Forward and backward allocation deltas of one plan's graphs under inductor (see the module doc).
 
@@ -397,12 +397,14 @@ def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str]
     scalar). ``owned``: the names of ``bw``'s other inputs that the step
     allocated (saved activations); parameters and their views are not among
     them and are never freed, unless inductor's forward saved a copy of one
-    (:attr:`Timeline.fresh_outputs`). ``allocate_tangents=False``: the tangents exist
+    (:attr:`Timeline.fresh_outputs`). ``kept``: the names of ``bw``'s inputs that the step
+    holds through the backward (a user output the forward also saved, when the step keeps
+    its outputs): never freed there. ``allocate_tangents=False``: the tangents exist
     before the backward starts (made by the step around it); they are only freed.
     """
     fw_time = timeline(fw, is_backward=False)
     bw_time = timeline(bw, is_backward=True, strides=fw_time.output_strides)
-    owned = set(owned) | set(fw_time.fresh_outputs)
+    owned = (set(owned) | set(fw_time.fresh_outputs)) - set(kept)
     deltas = list(bw_time.deltas) + [0]
     for name, end, size in bw_time.input_frees:
         if name in tangent_bytes:

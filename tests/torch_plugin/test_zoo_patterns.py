@@ -7,7 +7,8 @@ Each test checks a predicted peak against one measured step (torch.profiler's al
 * compiled (aot_eager): an op's workspace is measured on made-up tensors of its arguments' strides, which an
   expanded key (stride 0, Falcon's multi-query attention) could not be filled as;
 * compiled (inductor): a user output the backward also reads (the logits a loss inside the model saved) is
-  held by the step through the backward, not freed after the backward's last read;
+  held by the step through the backward, not freed after the backward's last read; the saved activations
+  aot_autograd donates to the backward are written over once read, as inductor's backward does;
 * eager (``plan_checkpoints``): ``torch.utils.checkpoint``'s selective-checkpoint cache holds the outputs of
   saved ops the replay never reaches (the unit's output, ops after the last stored tensor) until the unit's
   backward ends;
@@ -104,6 +105,38 @@ def test_a_kept_output_the_backward_reads_is_not_freed_there_under_inductor():
     model, args, _, loss = _decoder("LlamaConfig", "LlamaForCausalLM")
     (predicted,) = predict_peaks(model, args, [0.4], loss=loss, backend="inductor")
     (measured,) = sweep(model, args, budgets=[0.4], loss=loss, backend="inductor", repeats=1, progress=False).points
+    assert measured.ok
+    assert abs(predicted.peak_bytes - measured.peak_bytes) <= 16, (predicted.peak_bytes, measured.peak_bytes)
+
+
+def test_inductor_writes_over_the_saved_activations_aot_autograd_donates():
+    """BERT's masked-LM step at budget 0.9: aot_autograd tells inductor which saved activations nothing else
+    shares, and its backward reuses their buffers once read. Modelled without that, the backward's buffers
+    land elsewhere: 2.5% low here, 4.7% high on the zoo's BERT in training mode."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.BertConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                                     num_attention_heads=4, vocab_size=256, max_position_embeddings=128)  # fmt: skip
+    torch.manual_seed(0)
+    inner = transformers.BertForMaskedLM(config).eval()
+
+    class Step(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, ids, labels):
+            return self.inner(input_ids=ids, labels=labels)
+
+    ids = torch.randint(3, 256, (2, 32))
+    labels = torch.where(torch.rand(2, 32) < 0.25, ids, torch.full_like(ids, -100))
+    labels[:, 0] = ids[:, 0]
+    model, args = Step(), (ids, labels)
+
+    def loss(out):
+        return out.loss
+
+    (predicted,) = predict_peaks(model, args, [0.9], loss=loss, backend="inductor")
+    (measured,) = sweep(model, args, budgets=[0.9], loss=loss, backend="inductor", repeats=1, progress=False).points
     assert measured.ok
     assert abs(predicted.peak_bytes - measured.peak_bytes) <= 16, (predicted.peak_bytes, measured.peak_bytes)
 

@@ -338,9 +338,19 @@ def _read_instead_of_codegen(self: Any) -> Any:
 
 
 _ORIGINAL_CODEGEN: Any = None
+_ORIGINAL_DONATED: Any = None
 
 
-def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[int, ...]]] = ()) -> Timeline:
+def _donated_idxs() -> Any:
+    """``torch._inductor.graph.get_donated_idxs`` while it is patched: during our lowering of a backward, the
+    donated inputs :func:`timeline` was given; otherwise inductor's own answer."""
+    if getattr(_local, "active", False):
+        return list(getattr(_local, "donated", ())) or None
+    return _ORIGINAL_DONATED()
+
+
+def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[int, ...]]] = (),
+             donated: Sequence[int] = ()) -> Timeline:  # fmt: skip
     """The memory timeline of the code inductor generates for graph module ``gm`` (a forward or a backward).
 
     ``gm``'s placeholders carry fake tensors (``meta['val']``), as the
@@ -350,10 +360,14 @@ def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[i
     aot_autograd restrides a backward's saved inputs). inductor's FX graph
     cache is off for the call (a cached graph skips code generation), and so is
     vectorisation (it changes no allocation and costs a third of the time). ``gm`` is
-    changed by inductor's passes: pass a fresh module.
+    changed by inductor's passes: pass a fresh module. ``donated``: the indices
+    of a backward's placeholders that are donated buffers (saved activations no
+    input, user output or gradient aliases, which inductor may write over once
+    read, as aot_autograd tells it).
     """
-    global _ORIGINAL_CODEGEN
+    global _ORIGINAL_CODEGEN, _ORIGINAL_DONATED
     import torch._inductor.config as inductor_config
+    import torch._inductor.graph as inductor_graph
     from torch._inductor.compile_fx import compile_fx_inner
     from torch._inductor.graph import GraphLowering
 
@@ -373,7 +387,11 @@ def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[i
         if _ORIGINAL_CODEGEN is None:
             _ORIGINAL_CODEGEN = GraphLowering.codegen
             GraphLowering.codegen = _read_instead_of_codegen
+        if _ORIGINAL_DONATED is None and hasattr(inductor_graph, "get_donated_idxs"):
+            _ORIGINAL_DONATED = inductor_graph.get_donated_idxs
+            inductor_graph.get_donated_idxs = _donated_idxs
     _local.active, _local.timeline = True, None
+    _local.donated = tuple(donated) if is_backward else ()
     try:
         with inductor_config.patch({"fx_graph_cache": False, "cpp.simdlen": 0}):
             compile_fx_inner(gm, example, is_backward=is_backward)
@@ -389,7 +407,8 @@ def timeline(gm: Any, *, is_backward: bool, strides: Sequence[tuple[str, tuple[i
 
 
 def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str], *, kept: set[str] = frozenset(),
-                allocate_tangents: bool = True) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
+                donated: Sequence[int] = (), allocate_tangents: bool = True,
+                ) -> tuple[tuple[int, ...], tuple[int, ...]]:  # fmt: skip
     """Forward and backward allocation deltas of one plan's graphs under inductor (see the module doc).
 
     ``tangent_bytes``: the bytes the autograd engine hands each tangent input
@@ -399,11 +418,12 @@ def plan_events(fw: Any, bw: Any, tangent_bytes: dict[str, int], owned: set[str]
     them and are never freed, unless inductor's forward saved a copy of one
     (:attr:`Timeline.fresh_outputs`). ``kept``: the names of ``bw``'s inputs that the step
     holds through the backward (a user output the forward also saved, when the step keeps
-    its outputs): never freed there. ``allocate_tangents=False``: the tangents exist
+    its outputs): never freed there. ``donated``: the indices of ``bw``'s placeholders
+    that aot_autograd donates (:func:`timeline`). ``allocate_tangents=False``: the tangents exist
     before the backward starts (made by the step around it); they are only freed.
     """
     fw_time = timeline(fw, is_backward=False)
-    bw_time = timeline(bw, is_backward=True, strides=fw_time.output_strides)
+    bw_time = timeline(bw, is_backward=True, strides=fw_time.output_strides, donated=donated)
     owned = (set(owned) | set(fw_time.fresh_outputs)) - set(kept)
     deltas = list(bw_time.deltas) + [0]
     for name, end, size in bw_time.input_frees:

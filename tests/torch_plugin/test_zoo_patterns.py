@@ -9,6 +9,9 @@ Each test checks a predicted peak against one measured step (torch.profiler's al
 * compiled (inductor): a user output the backward also reads (the logits a loss inside the model saved) is
   held by the step through the backward, not freed after the backward's last read; the saved activations
   aot_autograd donates to the backward are written over once read, as inductor's backward does;
+* compiled block by block (``regions=``): two blocks of one class on inputs of different lengths are
+  recompiled with dynamic shapes, whose symbolic sizes the workspace signatures must take (and whose
+  prediction is still low: it warns);
 * eager (``plan_checkpoints``): ``torch.utils.checkpoint``'s selective-checkpoint cache holds the outputs of
   saved ops the replay never reaches (the unit's output, ops after the last stored tensor) until the unit's
   backward ends;
@@ -319,6 +322,44 @@ def test_a_gradient_that_is_a_view_is_summed_into_a_new_one():
     # the output layer's weight gradient is a transpose of what its mm made, so the engine holds a view and
     # allocates the sum with the embedding's gradient (30.5% low, counted as summed in place)
     assert predicted == measured, (predicted, measured)
+
+
+class TwoTowers(nn.Module):
+    """Two blocks of one class on inputs of different lengths (CLIP's text and vision towers, T5's encoder and
+    decoder): compiled block by block, the second call recompiles the shared code with dynamic shapes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text = Layer()
+        self.image = Layer()
+
+    def forward(self, x, y):
+        return self.text(x).square().mean() + self.image(y).square().mean()
+
+
+def test_blocks_compiled_with_dynamic_shapes_are_predicted_with_a_warning():
+    torch.manual_seed(0)
+    model, args = TwoTowers(), (torch.randn(256, 64), torch.randn(384, 64))
+    # a TypeError before: an op's workspace signature held the symbolic sizes, which do not hash
+    with pytest.warns(RuntimeWarning, match="dynamic shapes"):
+        (predicted,) = predict_peaks(model, args, [0.4], backend="aot_eager", regions=["text", "image"])
+    assert predicted.peak_bytes > 0
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="a block compiled with dynamic shapes is predicted one activation low (10.8%); the "
+                          "prediction warns")  # fmt: skip
+def test_blocks_compiled_with_dynamic_shapes_are_predicted_exactly():
+    torch.manual_seed(0)
+    model, args = TwoTowers(), (torch.randn(256, 64), torch.randn(384, 64))
+    regions = ["text", "image"]
+    with pytest.warns(RuntimeWarning, match="dynamic shapes"):
+        (predicted,) = predict_peaks(model, args, [0.4], backend="aot_eager", regions=regions)
+    (measured,) = sweep(model, args, budgets=[0.4], backend="aot_eager", repeats=1, progress=False,
+                        regions=regions).points  # fmt: skip
+    assert measured.ok
+    assert abs(predicted.peak_bytes - measured.peak_bytes) <= 0.02 * measured.peak_bytes, (
+        predicted.peak_bytes, measured.peak_bytes)  # fmt: skip
 
 
 # ---------------------------------------------------------------------- eager: transformers decoders

@@ -102,6 +102,7 @@ def predict_peaks(
                              "is on the meta device: plan it without regions, or materialise it")  # fmt: skip
         with preserved(model, args, where):
             loss_fn, step, _, _ = learn_step(model, args, loss, regions, backend, where, keep_output)
+        _warn_symbolic(step.captures.values())
         by_capture = {k: _each_budget(c, budget_list, solver) for k, c in step.captures.items()}
         out = []
         for i, b in enumerate(budget_list):
@@ -163,3 +164,21 @@ def learn_step(model, args, loss, regions, backend, device, keep_output) -> tupl
     step = agree("recording one step", lambda: _regions.record_step(model, args, loss_fn, regions, backend, device,
                                                                    keep_output=keep_output))  # fmt: skip
     return loss_fn, _regions.gather_ranks(step), None, False
+
+
+def _warn_symbolic(captures: Any) -> None:
+    """A ``RuntimeWarning`` when a graph was compiled with dynamic shapes (two blocks of one class on inputs of
+    different sizes recompile the shared code with symbolic sizes): its peak is modelled without the
+    workspaces of the ops whose sizes are symbolic, and may be low."""
+    import warnings
+
+    def symbolic(node: Any) -> bool:
+        val = node.meta.get("val")
+        tensors = [val] if isinstance(val, torch.Tensor) else [v for v in val if isinstance(v, torch.Tensor)] \
+            if isinstance(val, (list, tuple)) else []
+        return any(not isinstance(d, int) for t in tensors for d in t.shape)
+
+    if any(symbolic(n) for c in captures for n in c.joint_graph.nodes):
+        warnings.warn("a block was compiled with dynamic shapes (symbolic sizes, as when blocks of one class run on "
+                      "inputs of different sizes): its predicted peak may be low; give each such block inputs of "
+                      "one size, or mark them static (torch._dynamo.mark_static)", RuntimeWarning, stacklevel=3)

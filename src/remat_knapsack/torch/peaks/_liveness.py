@@ -198,17 +198,26 @@ def liveness(
 def _signature(node: Any) -> Any:
     """What an op's workspace depends on: the op and its arguments' shapes, strides and dtypes."""
 
+    def dims(values: Any) -> tuple[Any, ...]:  # a symbolic size (a block compiled with dynamic shapes) by its name
+        return tuple(d if isinstance(d, int) else str(d) for d in values)
+
     def one(a: Any) -> Any:
         if isinstance(a, torch.fx.Node):
             v = a.meta.get("val")
             if isinstance(v, torch.Tensor):
-                return ("T", tuple(v.shape), tuple(v.stride()), str(v.dtype))
+                return ("T", dims(v.shape), dims(v.stride()), str(v.dtype))
             return ("V", repr(v))
         if isinstance(a, (list, tuple)):
             return tuple(one(x) for x in a)
         return repr(a)
 
     return (str(node.target), one(tuple(node.args)), one(tuple(sorted(node.kwargs.items()))))
+
+
+def _symbolic(node: Any) -> bool:
+    """Whether a tensor among ``node``'s arguments or outputs has a symbolic size or stride."""
+    values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
+    return any(not isinstance(d, int) for v in values for t in _tensors(v) for d in (*t.shape, *t.stride()))
 
 
 def _real(v: Any) -> Any:
@@ -265,6 +274,8 @@ def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
             continue
         if n.target.is_view or any(isinstance(t, torch.Tensor) and t.device.type != "cpu"
                                    for t in _tensors(n.meta.get("val"))):  # fmt: skip
+            continue
+        if _symbolic(n):  # no real tensor of a symbolic size: counts 0
             continue
         todo.setdefault(_signature(n), n)
     todo = _under_cap(todo)

@@ -238,7 +238,7 @@ def run(name: str, rounds: int, autosac: bool) -> list[dict]:
         contexts = {"none": Nothing(), "full": Wrapped(units), "titan": Wrapped(units, _titan_context)}
         extra = {}
         start = time.perf_counter()
-        plan = plan_checkpoints(model, args, limit, loss=loss)
+        plan = plan_checkpoints(model, args, limit, loss=loss, keep_output=False)  # the step `_step` runs
         planning = time.perf_counter() - start
         contexts["knapsack"] = plan
         timeline = plan._timeline

@@ -124,7 +124,8 @@ def compiled_rows(zm: Any, backend: str, budgets: list[float], *, regions: bool 
                                  error="" if r.peak_bytes <= limit else
                                  f"measured/limit {r.peak_bytes / limit:.3f}"))  # fmt: skip
             except Exception as e:  # noqa: BLE001
-                rows.append(_row(zm, backend, "fit", limit_mib=round(limit / MiB, 4), error=f"fit: {_why(e)}"))
+                rows.append(_row(zm, backend, "fit" if not regions else "fit-regions", limit_mib=round(limit / MiB, 4),
+                                 error=f"fit: {_why(e)}"))  # fmt: skip
     torch._dynamo.reset()
     return rows
 
@@ -188,17 +189,20 @@ def _say(row: dict, seconds: float | None) -> None:
 
 def tables(path: Path) -> str:
     """The Markdown summary of a zoo.csv: per model, the worst absolute error over budgets per precision and
-    backend, and the eager row's error."""
+    backend (and per path: ``regions``, ``fit``, ``fit-regions``), and the eager row's error."""
     with open(path, newline="", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     models: list[tuple[str, str]] = []
     for r in rows:
         if (r["model"], r["family"]) not in models and r["family"]:
             models.append((r["model"], r["family"]))
+    def column(r: dict) -> str:  # "aot_eager" (compiled), "eager", "aot_eager regions", "aot_eager fit", ...
+        return {"compiled": r["backend"], "eager": "eager"}.get(r["path"], f"{r['backend']} {r['path']}")
+
     cols = []
     for r in rows:
-        if r["path"] in ("compiled", "eager"):
-            key = (r["precision"], r["backend"] if r["path"] == "compiled" else "eager")
+        if r["path"] != "build":
+            key = (r["precision"], column(r))
             if key not in cols:
                 cols.append(key)
     from _zoo import ZOO
@@ -209,13 +213,8 @@ def tables(path: Path) -> str:
     cols.sort(key=lambda c: (c[1] == "eager", c[1], order.get(c[0], 9)))
 
     def cell(model: str, precision: str, col: str) -> str:
-        sel = [
-            r
-            for r in rows
-            if r["model"] == model
-            and r["precision"] == precision
-            and ((r["path"] == "eager") if col == "eager" else (r["path"] == "compiled" and r["backend"] == col))
-        ]
+        sel = [r for r in rows if r["model"] == model and r["precision"] == precision and r["path"] != "build"
+               and column(r) == col]  # fmt: skip
         if not sel:
             return ""
         errs = [float(r["error_pct"]) for r in sel if r["error_pct"] != ""]

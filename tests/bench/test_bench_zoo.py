@@ -84,6 +84,8 @@ def test_errors_become_rows_and_the_table_reads_them(zoo, tmp_path):
     base = {k: "" for k in bench.FIELDS}
     base.update(model="m", family="decoder", precision="fp32", backend="aot_eager", path="compiled")
     rows = [{**base, "budget": 0.05, "error_pct": -3.0}, {**base, "budget": 0.9, "error_pct": 2.0},
+            {**base, "path": "regions", "budget": 0.4, "error_pct": 1.0}, {**base, "path": "fit", "error_pct": 0.0},
             {**base, "backend": "", "path": "eager", "error_pct": 0.5}]  # fmt: skip
     table = bench.tables(Path(write_rows(rows, tmp_path / "zoo.csv")))
-    assert "| m | decoder | -3.0 | +0.5 |" in table
+    assert "aot_eager fp32 | aot_eager fit fp32 | aot_eager regions fp32 | eager fp32 |" in table
+    assert "| m | decoder | -3.0 | 0.0 | +1.0 | +0.5 |" in table

@@ -23,7 +23,7 @@ from ..sweep_report import check_budgets
 from . import _plugin as _rt
 from . import _regions
 from .capture import compile_and_capture, is_meta, measure_outside, on_fakes, target_device
-from .peaks import PeakPrediction, step_peak
+from .peaks import PeakPrediction, has_symbolic_sizes, step_peak
 from .step import agree, check_keep_output, check_model, preserved, world_size
 
 __all__ = ["learn_step", "predict_peaks"]
@@ -172,13 +172,7 @@ def _warn_symbolic(captures: Any) -> None:
     workspaces of the ops whose sizes are symbolic, and may be low."""
     import warnings
 
-    def symbolic(node: Any) -> bool:
-        val = node.meta.get("val")
-        tensors = [val] if isinstance(val, torch.Tensor) else [v for v in val if isinstance(v, torch.Tensor)] \
-            if isinstance(val, (list, tuple)) else []
-        return any(not isinstance(d, int) for t in tensors for d in t.shape)
-
-    if any(symbolic(n) for c in captures for n in c.joint_graph.nodes):
+    if any(has_symbolic_sizes(n) for c in captures for n in c.joint_graph.nodes):
         warnings.warn("a block was compiled with dynamic shapes (symbolic sizes, as when blocks of one class run on "
                       "inputs of different sizes): its predicted peak may be low; give each such block inputs of "
                       "one size, or mark them static (torch._dynamo.mark_static)", RuntimeWarning, stacklevel=3)

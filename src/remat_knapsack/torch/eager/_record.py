@@ -526,16 +526,9 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
          calls: list[int], mode: Any, keep_output: bool) -> int:  # fmt: skip
     """The step under ``mode`` (the fake mode, or none) and the recorder, with the unit hooks on; the index
     of its first backward op."""
-    names = [name for name, _ in units]
     parameters = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
     parameter_keys = {p.untyped_storage()._cdata for p in parameters}
-    handles = []
-    for index, (_, module) in enumerate(units):
-        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
-                                                        with_kwargs=True))  # fmt: skip
-        # first of the forward hooks: what the others run (FSDP2's reshard after forward) is outside the
-        # unit, as it is outside the checkpointed forward
-        handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
+    handles = _unit_hooks(recorder, units, calls, parameter_keys)
     try:
         with mode, recorder, _resizes_seen(recorder), _autocast_seen(recorder), known_to_transformers(recorder.known):
             out = model(*args)
@@ -553,6 +546,20 @@ def _run(recorder: _Recorder, model: Any, args: tuple, loss_fn: Any, units: list
         for handle in handles:
             handle.remove()
     return first_backward
+
+
+def _unit_hooks(recorder: _Recorder, units: list[tuple[str, torch.nn.Module]], calls: list[int],
+                parameter_keys: set[int]) -> list[Any]:  # fmt: skip
+    """Each unit's hooks that tell ``recorder`` where its forward starts and ends; their handles."""
+    names = [name for name, _ in units]
+    handles = []
+    for index, (_, module) in enumerate(units):
+        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, parameter_keys),
+                                                        with_kwargs=True))  # fmt: skip
+        # first of the forward hooks: what the others run (FSDP2's reshard after forward) is outside the
+        # unit, as it is outside the checkpointed forward
+        handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
+    return handles
 
 
 @contextlib.contextmanager
@@ -598,13 +605,8 @@ def _checkpointed_forward(recorder: _Recorder, model: Any, args: tuple, units: l
     """The step's forward alone, on fakes, under ``recorder``, with every unit's forward in a non-reentrant
     ``torch.utils.checkpoint``: autograd saves nothing inside the units, so each storage a unit makes is
     freed where the forward's own references to it go (:attr:`Storage.released`)."""
-    calls = [0] * len(units)
-    names = [name for name, _ in units]
-    handles, patched = [], []
-    for index, (_, module) in enumerate(units):
-        handles.append(module.register_forward_pre_hook(_enter(recorder, index, calls, names, set()),
-                                                        with_kwargs=True))  # fmt: skip
-        handles.append(module.register_forward_hook(_leave(recorder), prepend=True))
+    handles, patched = _unit_hooks(recorder, units, [0] * len(units), set()), []
+    for _, module in units:
         own = module.__dict__.get("forward")
         patched.append((module, own))
         module.forward = _in_checkpoint(module.forward)

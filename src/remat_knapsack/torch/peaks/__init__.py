@@ -29,8 +29,8 @@ Nothing here imports the capture, the search or the plug-in: they call it.
 
 from ._graph import graph_peak, graph_peaks, partition
 from ._inductor import is_inductor_compile
-from ._liveness import dispatch_allowed, node_storages, op_workspaces
+from ._liveness import dispatch_allowed, has_symbolic_sizes, node_storages, op_workspaces
 from ._step import GraphPeak, PeakPrediction, step_peak
 
-__all__ = ["GraphPeak", "PeakPrediction", "dispatch_allowed", "graph_peak", "graph_peaks", "is_inductor_compile",
-           "node_storages", "op_workspaces", "partition", "step_peak"]
+__all__ = ["GraphPeak", "PeakPrediction", "dispatch_allowed", "graph_peak", "graph_peaks", "has_symbolic_sizes",
+           "is_inductor_compile", "node_storages", "op_workspaces", "partition", "step_peak"]

@@ -125,15 +125,16 @@ class _Plan:
             # step keeps its outputs) a user output that is also saved, whose storage the step still holds.
             placeholders = [n for n in bw.graph.nodes if n.op == "placeholder" and not is_tangent(n)]
             self.owned = {str(n.target) for n in placeholders if not any(k in inputs for k, _ in node_storages(n))}
-            kept = {k for n in self.user_nodes for k, _ in node_storages(n)} if cap.keep_output else set()
+            user_keys = {k for n in self.user_nodes for k, _ in node_storages(n)}
+            kept = user_keys if cap.keep_output else set()
             self.kept = {str(n.target) for n in placeholders if any(k in kept for k, _ in node_storages(n))}
-            self.donated = _donated(fw, bw, self.user_nodes)
+            self.donated = _donated(bw, inputs | user_keys)
 
     def lowering(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
         """The same partition, as inductor's generated code runs it (fusion, reordering, frees, reuse).
 
         Inductor's passes change the modules: everything read from them is read already (``__init__``)."""
-        return plan_events(self.fw, self.bw, self.tangents_by_name, self.owned - self.kept, kept=self.kept,
+        return plan_events(self.fw, self.bw, self.tangents_by_name, self.owned, kept=self.kept,
                            donated=self.donated, allocate_tangents=not self.cap.tangents_given)  # fmt: skip
 
     def liveness(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -183,18 +184,16 @@ class _Plan:
         )
 
 
-def _donated(fw: Any, bw: Any, user_nodes: Sequence[Any]) -> list[int]:
+def _donated(bw: Any, forward_keys: set[int]) -> list[int]:
     """The indices of ``bw``'s placeholders that aot_autograd donates to inductor's backward
-    (``torch._functorch.config.donated_buffer``): the saved activations whose storage no forward input, user
-    output or gradient shares, so the backward may write over them once read."""
+    (``torch._functorch.config.donated_buffer``): the saved activations whose storage no forward input or
+    user output (``forward_keys``) nor gradient shares, so the backward may write over them once read."""
     import torch._functorch.config as functorch_config
 
     if not functorch_config.donated_buffer:
         return []
     out = next(n for n in reversed(bw.graph.nodes) if n.op == "output")
-    aliased = {k for n in fw.graph.nodes if n.op == "placeholder" for k, _ in node_storages(n)}
-    aliased |= {k for n in user_nodes for k, _ in node_storages(n)}
-    aliased |= {k for n in out.all_input_nodes for k, _ in node_storages(n)}
+    aliased = forward_keys | {k for n in out.all_input_nodes for k, _ in node_storages(n)}
     placeholders = [n for n in bw.graph.nodes if n.op == "placeholder"]
     return [i for i, n in enumerate(placeholders) if not is_tangent(n) and isinstance(n.meta.get("val"), torch.Tensor)
             and node_storages(n) and not any(k in aliased for k, _ in node_storages(n))]  # fmt: skip

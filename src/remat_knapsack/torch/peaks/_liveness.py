@@ -22,7 +22,7 @@ import torch
 
 from ..step import allocated_bytes, made_up_tensor, op_cost, over_workspace_cap
 
-__all__ = ["dispatch_allowed", "is_tangent", "liveness", "node_storages", "op_workspaces"]
+__all__ = ["dispatch_allowed", "has_symbolic_sizes", "is_tangent", "liveness", "node_storages", "op_workspaces"]
 
 
 @contextlib.contextmanager
@@ -214,8 +214,9 @@ def _signature(node: Any) -> Any:
     return (str(node.target), one(tuple(node.args)), one(tuple(sorted(node.kwargs.items()))))
 
 
-def _symbolic(node: Any) -> bool:
-    """Whether a tensor among ``node``'s arguments or outputs has a symbolic size or stride."""
+def has_symbolic_sizes(node: Any) -> bool:
+    """Whether a tensor among ``node``'s arguments or outputs has a symbolic size or stride (a graph compiled
+    with dynamic shapes)."""
     values = [a.meta.get("val") for a in node.all_input_nodes] + [node.meta.get("val")]
     return any(not isinstance(d, int) for v in values for t in _tensors(v) for d in (*t.shape, *t.stride()))
 
@@ -275,7 +276,7 @@ def op_workspaces(nodes: Sequence[Any]) -> dict[Any, int]:
         if n.target.is_view or any(isinstance(t, torch.Tensor) and t.device.type != "cpu"
                                    for t in _tensors(n.meta.get("val"))):  # fmt: skip
             continue
-        if _symbolic(n):  # no real tensor of a symbolic size: counts 0
+        if has_symbolic_sizes(n):  # no real tensor of a symbolic size: counts 0
             continue
         todo.setdefault(_signature(n), n)
     todo = _under_cap(todo)
